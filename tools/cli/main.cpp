@@ -1,0 +1,31 @@
+// kvlab: the command-line front end. Subcommands live with their areas (see subcommands.hpp).
+#include <cstdio>
+#include <exception>
+
+#include "kvlab_config.hpp"
+#include "tools/cli/subcommands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvlab: concurrent data structures, a RESP server on them, and the tools to measure both"};
+  app.set_version_flag("--version", std::string("kvlab ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
+  app.require_subcommand(1);
+  kvlab::cli::add_backends(app);
+#ifdef KVLAB_HAVE_TOPO
+  kvlab::cli::add_topo(app);
+#endif
+#ifdef KVLAB_HAVE_LOAD
+  kvlab::cli::add_load(app);
+#endif
+#ifdef KVLAB_HAVE_BENCH
+  kvlab::cli::add_bench(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvlab: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
