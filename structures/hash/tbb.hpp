@@ -57,30 +57,34 @@ class Tbb {
   }
   bool erase(std::string_view key) { return map_.erase(std::string(key)); }
 
+  // erase(key) may unlink an element while another thread holds its accessor (TBB waits for the
+  // accessor only before freeing it). An update whose erase(accessor) then finds the element
+  // already gone lost that race: its view is stale, so it retries from the lookup.
   template <class F>
   UpdateOutcome update(std::string_view key, F&& fn) {
-    std::string k(key);
-    typename Map::accessor acc;
-    if (!map_.find(acc, k)) {
-      Update<V> u = fn(nullptr);
-      if (u.kind() != Update<V>::Kind::assign) return UpdateOutcome::unchanged;
-      if (map_.insert(acc, typename Map::value_type(k, std::move(u).value()))) {
-        return UpdateOutcome::inserted;
+    const std::string k(key);
+    for (;;) {
+      typename Map::accessor acc;
+      if (!map_.find(acc, k)) {
+        Update<V> u = fn(nullptr);
+        if (u.kind() != Update<V>::Kind::assign) return UpdateOutcome::unchanged;
+        if (map_.insert(acc, typename Map::value_type(k, std::move(u).value()))) {
+          return UpdateOutcome::inserted;
+        }
+        // Lost the race: acc now holds the element another thread inserted; apply fn to it.
       }
-      // Lost the race: acc now holds the element another thread inserted; apply fn to it.
+      Update<V> u = fn(&std::as_const(acc->second));
+      switch (u.kind()) {
+        case Update<V>::Kind::keep:
+          return UpdateOutcome::unchanged;
+        case Update<V>::Kind::assign:
+          acc->second = std::move(u).value();
+          return UpdateOutcome::assigned;
+        case Update<V>::Kind::erase:
+          if (map_.erase(acc)) return UpdateOutcome::erased;
+          break;  // a concurrent erase(key) unlinked it first: retry
+      }
     }
-    Update<V> u = fn(&std::as_const(acc->second));
-    switch (u.kind()) {
-      case Update<V>::Kind::keep:
-        return UpdateOutcome::unchanged;
-      case Update<V>::Kind::assign:
-        acc->second = std::move(u).value();
-        return UpdateOutcome::assigned;
-      case Update<V>::Kind::erase:
-        map_.erase(acc);
-        return UpdateOutcome::erased;
-    }
-    return UpdateOutcome::unchanged;
   }
 
   std::size_t size_approx() { return map_.size(); }

@@ -40,7 +40,7 @@ class CdsMs {
   }
   std::optional<T> try_pop() {
     cds_runtime::ensure_attached();
-    T v;
+    T v{};
     if (!queue_.dequeue(v)) return std::nullopt;
     return v;
   }

@@ -42,7 +42,7 @@ class CdsSegmented {
   }
   std::optional<T> try_pop() {
     cds_runtime::ensure_attached();
-    T v;
+    T v{};
     if (!queue_.dequeue(v)) return std::nullopt;
     return v;
   }

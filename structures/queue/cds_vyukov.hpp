@@ -37,7 +37,7 @@ class CdsVyukov {
 
   bool push(const T& value) { return queue_.enqueue(value); }
   std::optional<T> try_pop() {
-    T v;
+    T v{};
     if (!queue_.dequeue(v)) return std::nullopt;
     return v;
   }

@@ -37,7 +37,7 @@ class Tbb {
     return true;
   }
   std::optional<T> try_pop() {
-    T v;
+    T v{};
     if (!queue_.try_pop(v)) return std::nullopt;
     return v;
   }
