@@ -15,6 +15,7 @@
 #include "structures/hash/cds_michael.hpp"
 #include "structures/hash/cds_splitlist.hpp"
 #include "structures/hash/global_lock.hpp"
+#include "structures/hash/kvlab.hpp"
 #include "structures/hash/locked.hpp"
 #include "structures/hash/tbb.hpp"
 #include "structures/hash/tbb_unordered.hpp"
@@ -36,8 +37,8 @@ struct TypeList {};
 template <class V>
 using MapBackends =
     TypeList<hash::Locked<V>, hash::GlobalLock<V>, hash::Tbb<V>, hash::TbbUnordered<V>,
-             hash::CdsMichael<V>, hash::CdsSplitList<V>, hash::CdsFeldman<V>, skiplist::Tbb<V>,
-             skiplist::Cds<V>>;
+             hash::CdsMichael<V>, hash::CdsSplitList<V>, hash::CdsFeldman<V>, hash::Kvlab<V>,
+             skiplist::Tbb<V>, skiplist::Cds<V>>;
 
 template <class T>
 using QueueBackends = TypeList<queue::Mutex<T>, queue::Tbb<T>, queue::CdsMs<T>, queue::CdsBasket<T>,

@@ -1,0 +1,227 @@
+// Epoch-based reclamation: see epoch.hpp for the scheme and its invariants. The memory-order
+// argument follows crossbeam-epoch's: pin = announce, then a SeqCst fence; advance = SeqCst fence,
+// then read every announcement; an object retired at epoch e is freed at global epoch >= e + 2.
+#include "structures/reclaim/epoch.hpp"
+
+#include <mutex>
+#include <utility>
+
+namespace kvlab::reclaim {
+namespace detail {
+
+std::atomic<std::uint64_t> g_epoch{0};
+
+namespace {
+
+constexpr std::size_t kBatch = 128;  // retire() tries to collect every kBatch objects
+
+// Records of every thread that ever used the reclaimer; a list only ever pushed to, so readers
+// walk it without locks. Records are recycled, never freed before exit.
+std::atomic<Record*> g_records{nullptr};
+
+// Objects left behind by exiting threads, freed by whoever collects next.
+std::mutex g_orphans_mutex;
+std::vector<Retired> g_orphans;
+std::atomic<std::uint64_t> g_orphans_size{0};
+std::atomic<std::uint64_t> g_orphans_freed{0};
+
+void free_expired(std::vector<Retired>& list, std::uint64_t global, std::uint64_t* freed) {
+  std::size_t kept = 0;
+  for (auto& r : list) {
+    if (global - r.epoch >= 2) {
+      r.deleter(r.object);
+      ++*freed;
+    } else {
+      list[kept++] = r;
+    }
+  }
+  list.resize(kept);
+}
+
+// Tries to move the global epoch forward by one; true if it is now past `seen`.
+void try_advance() {
+  // relaxed: the SeqCst fence below orders this read with the announcements we read next.
+  const std::uint64_t global = g_epoch.load(std::memory_order_relaxed);
+  // SeqCst fence: pairs with the fence in pin(); either we see a thread's announcement, or that
+  // thread's later reads see every unlink that happened before our fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // acquire: the list's links were published with release by push_record().
+  for (Record* r = g_records.load(std::memory_order_acquire); r; r = r->next) {
+    // relaxed: ordered by the fence above.
+    const std::uint64_t a = r->announced.load(std::memory_order_relaxed);
+    if (a != kIdle && a != global) return;  // a thread is still in an older epoch
+  }
+  // acquire fence: everything the idle/current threads did before announcing is visible before
+  // the epoch moves (and so before anything retired in it is freed).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::uint64_t expected = global;
+  // release: publishes the advance; a failed CAS means another thread advanced it.
+  g_epoch.compare_exchange_strong(expected, global + 1, std::memory_order_release,
+                                  std::memory_order_relaxed);
+}
+
+void push_record(Record* r) {
+  Record* head = g_records.load(std::memory_order_relaxed);
+  do {
+    r->next = head;
+    // release: publishes r->next and r's initialization to list walkers (acquire above).
+  } while (!g_records.compare_exchange_weak(head, r, std::memory_order_release,
+                                            std::memory_order_relaxed));
+}
+
+// Returns the thread's record to the pool when the thread exits; what it still holds goes to the
+// orphan list.
+struct Holder {
+  Record* record = nullptr;
+  ~Holder() {
+    if (!record) return;
+    // release: as in Guard's destructor.
+    record->announced.store(kIdle, std::memory_order_release);
+    record->online = false;
+    record->guard_depth = 0;
+    if (!record->retired.empty()) {
+      std::lock_guard lock(g_orphans_mutex);
+      g_orphans_size.fetch_add(record->retired.size(), std::memory_order_relaxed);
+      // The counts move with the objects so that stats() does not count them twice.
+      record->freed_total.fetch_add(record->retired.size(), std::memory_order_relaxed);
+      g_orphans.insert(g_orphans.end(), record->retired.begin(), record->retired.end());
+      record->retired.clear();
+    }
+    // release: the record's thread-private state is reset before another thread claims it.
+    record->in_use.store(false, std::memory_order_release);
+  }
+};
+thread_local Holder t_holder;
+
+// Frees, at process exit, everything still retired and the records themselves, so that leak
+// checkers see a clean exit. Runs after the main thread's thread_locals (static storage dies
+// after thread storage).
+struct ExitSweep {
+  ~ExitSweep() {
+    for (auto& o : g_orphans) o.deleter(o.object);
+    g_orphans.clear();
+    Record* r = g_records.exchange(nullptr, std::memory_order_acquire);
+    while (r) {
+      Record* next = r->next;
+      for (auto& o : r->retired) o.deleter(o.object);
+      delete r;
+      r = next;
+    }
+  }
+};
+ExitSweep g_exit_sweep;
+
+}  // namespace
+
+Record& self() {
+  if (t_holder.record) return *t_holder.record;
+  // Reuse a record an exited thread left behind, else add one.
+  for (Record* r = g_records.load(std::memory_order_acquire); r; r = r->next) {
+    bool free = false;
+    // acquire: sees the previous owner's reset (release in ~Holder).
+    if (!r->in_use.load(std::memory_order_relaxed) &&
+        r->in_use.compare_exchange_strong(free, true, std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+      t_holder.record = r;
+      return *r;
+    }
+  }
+  auto* r = new Record;
+  r->in_use.store(true, std::memory_order_relaxed);  // not yet shared
+  push_record(r);
+  t_holder.record = r;
+  return *r;
+}
+
+void enter_slow(Record& r) {
+  // relaxed load + relaxed store: the SeqCst fence orders the announcement before every read
+  // of shared pointers in the critical section (pairs with the fence in try_advance()).
+  r.announced.store(g_epoch.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void collect(Record& r) {
+  try_advance();
+  // acquire: pairs with the release CAS in try_advance(), so the check of every announcement
+  // happens before we free.
+  const std::uint64_t global = g_epoch.load(std::memory_order_acquire);
+  std::uint64_t freed = 0;
+  free_expired(r.retired, global, &freed);
+  r.freed_total.fetch_add(freed, std::memory_order_relaxed);
+  if (g_orphans_size.load(std::memory_order_relaxed) > 0) {
+    std::unique_lock lock(g_orphans_mutex, std::try_to_lock);
+    if (lock.owns_lock()) {
+      std::uint64_t orphans_freed = 0;
+      free_expired(g_orphans, global, &orphans_freed);
+      g_orphans_size.store(g_orphans.size(), std::memory_order_relaxed);
+      g_orphans_freed.fetch_add(orphans_freed, std::memory_order_relaxed);
+    }
+  }
+}
+
+}  // namespace detail
+
+using detail::kIdle;
+
+void online() {
+  detail::Record& r = detail::self();
+  if (r.online) return;
+  r.online = true;
+  if (r.guard_depth == 0) detail::enter_slow(r);
+}
+
+void offline() {
+  detail::Record& r = detail::self();
+  if (!r.online) return;
+  r.online = false;
+  // release: as in Guard's destructor. Inside a Guard the thread stays announced.
+  if (r.guard_depth == 0) r.announced.store(kIdle, std::memory_order_release);
+  detail::collect(r);
+}
+
+void quiescent() {
+  detail::Record& r = detail::self();
+  if (!r.online || r.guard_depth != 0) return;
+  // release: every read of protected memory before this point happens before a reclaimer that
+  // sees the newer epoch frees anything; then re-announce like a pin.
+  r.announced.store(detail::g_epoch.load(std::memory_order_relaxed), std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!r.retired.empty()) detail::collect(r);
+}
+
+void retire(void* object, void (*deleter)(void*)) {
+  detail::Record& r = detail::self();
+  // relaxed: the epoch only needs to be no older than the unlink, which program order gives.
+  r.retired.push_back({object, deleter, detail::g_epoch.load(std::memory_order_relaxed)});
+  r.retired_total.fetch_add(1, std::memory_order_relaxed);
+  if (r.retired.size() % detail::kBatch == 0) detail::collect(r);
+}
+
+void flush() {
+  detail::Record& r = detail::self();
+  // Each pass can advance the epoch by one; two advances make this thread's retirements safe
+  // unless another thread is announced in an old epoch.
+  for (int i = 0; i < 4 && !r.retired.empty(); ++i) detail::collect(r);
+}
+
+Stats stats() {
+  Stats s{};
+  s.global_epoch = detail::g_epoch.load(std::memory_order_relaxed);
+  std::uint64_t oldest = s.global_epoch;
+  std::uint64_t retired = 0, freed = 0;
+  for (detail::Record* r = detail::g_records.load(std::memory_order_acquire); r; r = r->next) {
+    // relaxed: statistics, read racily by design.
+    const std::uint64_t a = r->announced.load(std::memory_order_relaxed);
+    if (a != kIdle && a < oldest) oldest = a;
+    retired += r->retired_total.load(std::memory_order_relaxed);
+    freed += r->freed_total.load(std::memory_order_relaxed);
+    s.threads += r->in_use.load(std::memory_order_relaxed) ? 1 : 0;
+  }
+  const std::uint64_t orphans = detail::g_orphans_size.load(std::memory_order_relaxed);
+  s.epoch_lag = s.global_epoch - oldest;
+  s.retired_unfreed = retired - freed + orphans;
+  s.freed = freed + detail::g_orphans_freed.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace kvlab::reclaim
