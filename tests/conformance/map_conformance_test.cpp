@@ -451,3 +451,23 @@ TEST_CASE("range returns sorted, duplicate-free results while writers run") {
     MESSAGE("not ordered: no range()");
   }
 }
+
+#include "tests/lincheck/lincheck.hpp"
+
+// Property: from three threads on three hot keys, every per-key history of get, set, insert,
+// erase, update-increment and update-erase has a linearization (tests/lincheck: Wing & Gong
+// search per key). Erase and update-erase take part only if the backend declares concurrent erase.
+TEST_CASE("histories on hot keys are linearizable") {
+  CounterMap map(small_options());
+  kvlab::lincheck::RunOptions o;
+  o.threads = 3;
+  o.keys = 3;
+  o.ops_per_thread = 600 / kScale;
+  o.erase = kTraits.concurrent_erase;
+  o.budget = std::chrono::milliseconds(kScale > 1 ? 300 : 700);
+  const kvlab::lincheck::RunSummary s = kvlab::lincheck::run(map, o);
+  INFO(s.report);
+  CHECK(s.linearizable);
+  CHECK_FALSE(s.gave_up);
+  MESSAGE(kTraits.name << ": " << s.rounds << " rounds, " << s.ops << " operations checked");
+}

@@ -18,22 +18,18 @@
 // of call/return events, lifted when linearized and put back on backtrack, and a cache of
 // (linearized set as a bitset, register state) so that no configuration is explored twice.
 //
-// Shrinking. A failing key history is shrunk by deleting operations (real-time prefixes and
-// suffixes at quiescent points, each thread's suffix, chunks, single operations) while the rest
-// stays non-linearizable. Deleting a write can manufacture a violation (drop the set(5) between two
-// increments that both return 6 and the rest looks like a lost update), so a deletion is accepted
-// only if the remainder (1) is non-linearizable from ANY initial state of the key, which makes
-// deleting a real-time prefix sound, and (2) is closed: every observation in it (a value, "absent",
-// "present") was produced by an operation in it, except for one, the initial state, which only
-// operations that no write in it precedes may observe. (From an absent key, an operation that
-// observed a value nobody wrote is a witness on its own.) The witness is then a sub-history that
-// no initial state explains, with no observation left dangling. Rule (2) is a guard, not a proof,
-// so the report also prints every operation overlapping the witness, and a "sound core": the
-// history shrunk only by deletions that provably keep it non-linearizable.
+// Shrinking. A failing key history is shrunk to a small witness by deleting operations while the
+// rest stays non-linearizable, from any initial state of the key when possible. Deleting a write
+// can manufacture a violation (drop the set(5) between two increments that both return 6 and the
+// rest looks like a lost update), so only deletions that provably keep a violation are made: a
+// set of operations may go if no write in it is a possible producer of what a kept operation
+// observed (see shrink() and detail::Observers for the argument). The witness failing therefore
+// proves that the recorded history fails; the report also prints every operation that overlaps
+// the witness in time, for context.
 //
-// Thread safety: run() and record_round() drive the map from its own threads; everything else is
-// single-threaded. Progress: the search is exponential in the worst case; check() takes a
-// state budget and says when it gave up.
+// Thread safety: run() and record_round() drive the map from threads of their own; everything
+// else is single-threaded. Progress: the search is exponential in the worst case; check_key()
+// takes a state budget and says when it gave up.
 #pragma once
 
 #include <algorithm>
@@ -321,109 +317,93 @@ inline Verdict check_key(std::span<const Op> ops, const CheckOptions& options = 
 
 namespace detail {
 
-// What the witness rule needs to know about the whole key history H (sorted by invoke): for each
-// operation, which writes in H could have produced what it observed, judged in H, where nothing
-// has been deleted yet. A producer p of the value o observed is valid unless some write of H that
-// did not produce it lies strictly between them in real time (p.ret < w.invoke, w.ret < o.invoke).
-class WitnessRule {
+// Who may have observed whom in a sub-history H (the operations `within` of a key's history). Write w is a possible producer of what o
+// observed (o is an observer of w) iff w's output matches o's observation, w was invoked before
+// o returned, and no write of H that could not produce it lies strictly between them in real time
+// (w.ret < x.invoke and x.ret < o.invoke). In any linearization of H, the last write before o is
+// a possible producer of o's observation: it produced the state o saw, it precedes o, and
+// nothing lies between them.
+class Observers {
  public:
-  // Longer producer lists are cut (most recent kept): a conservative rule only grows witnesses.
-  static constexpr std::size_t kMaxProducers = 32;
-
-  WitnessRule(const History& h, Value initial) : h_(h) {
+  Observers(const History& h, const std::vector<std::uint32_t>& within) : h_(h) {
     const std::size_t n = h.size();
     for (int k = 0; k < 3; ++k) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (auto w = written(h[i]); w && in_kind(k, *w)) {
-          by_invoke_[k].push_back({h[i].invoke, h[i].ret});
-          rets_[k].push_back(h[i].ret);
-        }
+      for (std::uint32_t i : within) {
+        if (auto w = written(h[i]); w && in_kind(k, *w)) by_invoke_[k].push_back({h[i].invoke, h[i].ret});
       }
       std::sort(by_invoke_[k].begin(), by_invoke_[k].end());
-      std::sort(rets_[k].begin(), rets_[k].end());
       suffix_min_ret_[k].assign(by_invoke_[k].size() + 1, ~std::uint64_t{0});
       for (std::size_t j = by_invoke_[k].size(); j-- > 0;) {
         suffix_min_ret_[k][j] = std::min(suffix_min_ret_[k][j + 1], by_invoke_[k][j].second);
       }
     }
-    std::unordered_map<Value, std::vector<std::uint32_t>> producers;
-    std::vector<std::uint32_t> value_writers;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      if (auto w = written(h[i])) {
-        producers[*w].push_back(i);
-        if (*w != kAbsent) value_writers.push_back(i);
+    std::unordered_set<Value> made;
+    observers_.resize(n);
+    for (std::uint32_t w : within) {
+      const auto out = written(h[w]);
+      if (!out) continue;
+      made.insert(*out);
+      for (std::uint32_t o : within) {
+        const Value v = observed(h[o]);
+        const bool produces = v == kPresentUnknown ? *out != kAbsent : *out == v;
+        if (o == w || !produces || h[w].invoke >= h[o].ret) continue;
+        if (first_ret_invoked_after(kind_not_producing(v), h[w].ret) < h[o].invoke) continue;
+        observers_[w].push_back(o);
       }
     }
-    valid_.resize(n);
-    anomalous_.assign(n, false);
-    unwritten_.assign(n, false);
-    const std::uint64_t t0 = n ? h.front().invoke : 0;
-    for (std::uint32_t o = 0; o < n; ++o) {
+    for (std::uint32_t o : within) {
+      if (unwritten_read_) break;
       const Value v = observed(h[o]);
-      const auto it = producers.find(v);
-      const std::vector<std::uint32_t>* list =
-          v == kPresentUnknown ? &value_writers : (it == producers.end() ? nullptr : &it->second);
-      if (list) {
-        for (auto r = list->rbegin(); r != list->rend() && valid_[o].size() < kMaxProducers; ++r) {
-          const Op& p = h[*r];
-          if (*r == o || p.invoke >= h[o].ret) continue;
-          if (first_ret_invoked_after(kind_not_producing(v), p.ret) < h[o].invoke) continue;
-          valid_[o].push_back(*r);
-        }
-      }
-      unwritten_[o] = v != kPresentUnknown && v != kAbsent && !list;
-      bool from_initial;
-      if (initial == kUnknown) {
-        from_initial = initial_may_explain(o, t0);
-      } else {
-        from_initial = v == initial && writes_returned_between(kind_not_producing(v), 0,
-                                                               h[o].invoke) == 0;
-      }
-      anomalous_[o] = valid_[o].empty() && !from_initial;
+      if (v != kAbsent && v != kPresentUnknown && !made.count(v)) unwritten_read_ = o;
     }
   }
 
-  // True if every observation in the sub-history `s` (indices into H, ascending) is explained
-  // inside it, or was already anomalous in H, or (any_initial) is the one initial state.
-  bool closed(const std::vector<std::uint32_t>& s, bool any_initial) const {
-    if (s.empty()) return false;
-    std::vector<char> in(h_.size(), 0);
-    for (std::uint32_t i : s) in[i] = 1;
-    const std::uint64_t t0 = h_[s.front()].invoke;
-    std::optional<Value> init;
-    for (std::uint32_t o : s) {
-      if (anomalous_[o]) continue;
-      bool ok = false;
-      for (std::uint32_t p : valid_[o]) {
-        if (in[p]) {
-          ok = true;
-          break;
+  // x and, transitively, every operation in `within` that may have observed a write among them.
+  std::vector<std::uint32_t> cone(std::uint32_t x, const std::vector<std::uint32_t>& within) const {
+    std::vector<char> in(h_.size(), 0), seen(h_.size(), 0);
+    for (std::uint32_t i : within) in[i] = 1;
+    std::vector<std::uint32_t> out{x}, todo{x};
+    seen[x] = 1;
+    while (!todo.empty()) {
+      const std::uint32_t w = todo.back();
+      todo.pop_back();
+      for (std::uint32_t o : observers_[w]) {
+        if (in[o] && !seen[o]) {
+          seen[o] = 1;
+          out.push_back(o);
+          todo.push_back(o);
         }
       }
-      if (ok) continue;
-      if (!any_initial || !initial_may_explain(o, t0)) return false;
-      const Value v = observed(h_[o]);
-      if (!init || *init == kPresentUnknown) {
-        if (init && v == kAbsent) return false;
-        init = v;
-      } else if (v != *init && !(v == kPresentUnknown && *init != kAbsent)) {
-        return false;
+    }
+    return out;
+  }
+
+  // True if no operation deleted from `from` (the set this object was built on) to get `to` is a
+  // write that an operation of `to` may have observed. Then deleting them keeps a violation: in
+  // any linearization of `from`, the last write before each op of `to` is in `to` (or there is
+  // none), so the linearization restricted to `to` is valid. Contrapositive: `to` not
+  // linearizable => `from` not linearizable. (The relation must be rebuilt after each deletion:
+  // a deleted write no longer shadows anything.)
+  bool deletion_sound(const std::vector<std::uint32_t>& from,
+                      const std::vector<std::uint32_t>& to) const {
+    std::vector<char> in(h_.size(), 0);
+    for (std::uint32_t i : to) in[i] = 1;
+    for (std::uint32_t w : from) {
+      if (in[w]) continue;
+      for (std::uint32_t o : observers_[w]) {
+        if (in[o]) return false;
       }
     }
     return true;
   }
 
-  // An operation that observed a value no operation in H wrote: a witness on its own.
-  std::optional<std::uint32_t> unwritten_read() const {
-    for (std::uint32_t o = 0; o < h_.size(); ++o) {
-      if (unwritten_[o]) return o;
-    }
-    return std::nullopt;
-  }
+  // An operation that observed a value no operation in H wrote, if any.
+  std::optional<std::uint32_t> unwritten_read() const { return unwritten_read_; }
 
  private:
   // Write kinds: 0 all writes, 1 writes of a value, 2 writes of "absent".
   static bool in_kind(int k, Value w) { return k == 0 || (k == 1) == (w != kAbsent); }
+  // The writes that cannot have produced observation v.
   static int kind_not_producing(Value v) {
     return v == kAbsent ? 1 : v == kPresentUnknown ? 2 : 0;
   }
@@ -432,40 +412,33 @@ class WitnessRule {
                                std::pair<std::uint64_t, std::uint64_t>{t, ~std::uint64_t{0}});
     return suffix_min_ret_[k][static_cast<std::size_t>(it - by_invoke_[k].begin())];
   }
-  std::size_t writes_returned_between(int k, std::uint64_t from, std::uint64_t to) const {
-    if (to <= from) return 0;
-    return static_cast<std::size_t>(
-        std::lower_bound(rets_[k].begin(), rets_[k].end(), to) -
-        std::lower_bound(rets_[k].begin(), rets_[k].end(), from));
-  }
-  // The state at t0 (the sub-history's first invoke) may be what o observed: no write of H that
-  // could not produce it returned between t0 and o's invoke.
-  bool initial_may_explain(std::uint32_t o, std::uint64_t t0) const {
-    return writes_returned_between(kind_not_producing(observed(h_[o])), t0, h_[o].invoke) == 0;
-  }
 
   const History& h_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> by_invoke_[3];
   std::vector<std::uint64_t> suffix_min_ret_[3];
-  std::vector<std::uint64_t> rets_[3];
-  std::vector<std::vector<std::uint32_t>> valid_;
-  std::vector<bool> anomalous_, unwritten_;
+  std::vector<std::vector<std::uint32_t>> observers_;
+  std::optional<std::uint32_t> unwritten_read_;
 };
 
 }  // namespace detail
 
 struct Shrunk {
-  History witness;         // invoke order
-  History sound_core;      // after provably sound deletions only; witness ⊆ sound_core
-  Value initial = kAbsent;  // kUnknown: both fail whatever the key held before them
+  History witness;          // invoke order
+  Value initial = kAbsent;  // kUnknown: it fails whatever the key held before it
 };
 
-// Shrinks `ops` (one key's sub-history, not linearizable from `initial`) in two stages.
-//  1. Sound deletions only: real-time suffixes and (from any initial state) prefixes at quiescent
-//     points, and read-only operations (get, failed insert/erase, take of absent): whenever the
-//     remainder fails, so did the original. Result: sound_core.
-//  2. Then any operation, thread suffix or chunk, under the witness rule. Result: the witness, from
-//     which no single operation can be deleted under these conditions.
+// Shrinks `ops` (one key's history, not linearizable from `initial`) to a witness: a sub-history
+// that is itself not linearizable, from any initial state when possible, and that was reached
+// only by deletions that provably keep a violation (so the witness failing proves that `ops`
+// fails):
+//  - real-time suffixes at quiescent points (every kept op returned before any deleted op began);
+//  - from an arbitrary initial state, real-time prefixes at quiescent points (the deleted ops
+//    come first in every linearization; the state they leave is one of the "any" initial states);
+//  - any set of operations that contains no write a kept operation may have observed
+//    (Observers::deletion_sound), tried as cones (an op and its observers, transitively), thread
+//    suffixes, chunks and single operations.
+// From an absent key, an operation that observed a value nobody wrote is a witness on its own.
+// Work: O(n^2) to build Observers, then O(n) checks of O(n) each in practice.
 inline Shrunk shrink(History ops, Value initial = kAbsent) {
   std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.invoke < b.invoke; });
   const History& h = ops;
@@ -476,55 +449,43 @@ inline Shrunk shrink(History ops, Value initial = kAbsent) {
   if (check_key(h, co) != Verdict::not_linearizable) co.initial = initial;
   out.initial = co.initial;
   const bool any_initial = co.initial == kUnknown;
-  const detail::WitnessRule rule(h, initial);
-
   using Indices = std::vector<std::uint32_t>;
-  auto to_history = [&](const Indices& s) {
+  Indices cur(h.size());
+  for (std::uint32_t i = 0; i < h.size(); ++i) cur[i] = i;
+  std::optional<detail::Observers> observers;
+  observers.emplace(h, cur);
+
+  if (initial == kAbsent) {
+    if (auto o = observers->unwritten_read()) {
+      out.witness = {h[*o]};
+      out.initial = kAbsent;
+      return out;
+    }
+  }
+
+  auto commit = [&](Indices s) {
+    cur = std::move(s);
+    observers.emplace(h, cur);
+  };
+  auto fails = [&](const Indices& s) {
+    if (s.empty()) return false;
     History sub;
     for (std::uint32_t i : s) sub.push_back(h[i]);
-    return sub;
+    return check_key(sub, co) == Verdict::not_linearizable;
   };
   auto fails_sound = [&](const Indices& s) {
-    return !s.empty() && check_key(to_history(s), co) == Verdict::not_linearizable;
+    return observers->deletion_sound(cur, s) && fails(s);
   };
-  auto fails_guarded = [&](const Indices& s) {
-    return rule.closed(s, any_initial) && fails_sound(s);
-  };
-  auto without = [](const Indices& s, auto&& drop) {
+  auto without = [&](const std::vector<char>& drop) {
     Indices kept;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (!drop(i)) kept.push_back(s[i]);
+    for (std::uint32_t i : cur) {
+      if (!drop[i]) kept.push_back(i);
     }
     return kept;
   };
-  // Deletes chunks of the positions `eligible` selects, halving down to single operations.
-  auto chunks = [&](Indices& cur, auto&& eligible, auto&& fails) {
-    bool changed = false;
-    Indices cand;
-    for (std::size_t i = 0; i < cur.size(); ++i) {
-      if (eligible(cur[i])) cand.push_back(cur[i]);
-    }
-    for (std::size_t chunk = std::max<std::size_t>(cand.size() / 2, 1); !cand.empty(); chunk /= 2) {
-      for (std::size_t start = 0; start < cand.size();) {
-        const std::size_t end = std::min(cand.size(), start + chunk);
-        std::vector<char> drop(h.size(), 0);
-        for (std::size_t j = start; j < end; ++j) drop[cand[j]] = 1;
-        Indices s = without(cur, [&](std::size_t i) { return drop[cur[i]] != 0; });
-        if (fails(s)) {
-          cur = std::move(s);
-          cand.erase(cand.begin() + static_cast<std::ptrdiff_t>(start),
-                     cand.begin() + static_cast<std::ptrdiff_t>(end));
-          changed = true;
-        } else {
-          start = end;
-        }
-      }
-      if (chunk == 1) break;
-    }
-    return changed;
-  };
+
   // Real-time cuts at quiescent points: every op before position c returns before op c starts.
-  auto cuts = [&](Indices& cur, auto&& fails) {
+  auto cuts = [&] {
     std::vector<std::size_t> at;
     std::uint64_t max_ret = 0;
     for (std::size_t c = 1; c < cur.size(); ++c) {
@@ -534,7 +495,7 @@ inline Shrunk shrink(History ops, Value initial = kAbsent) {
     for (std::size_t c : at) {  // the shortest failing prefix [0, c)
       Indices s(cur.begin(), cur.begin() + static_cast<std::ptrdiff_t>(c));
       if (fails(s)) {
-        cur = std::move(s);
+        commit(std::move(s));
         return true;
       }
     }
@@ -542,55 +503,79 @@ inline Shrunk shrink(History ops, Value initial = kAbsent) {
     for (auto it = at.rbegin(); it != at.rend(); ++it) {  // the shortest failing suffix
       Indices s(cur.begin() + static_cast<std::ptrdiff_t>(*it), cur.end());
       if (fails(s)) {
-        cur = std::move(s);
+        commit(std::move(s));
         return true;
       }
     }
     return false;
   };
-
-  Indices cur(h.size());
-  for (std::uint32_t i = 0; i < h.size(); ++i) cur[i] = i;
-  const auto read_only = [&](std::uint32_t i) { return !written(h[i]).has_value(); };
-  for (bool changed = true; changed;) {
-    changed = cuts(cur, fails_sound);
-    changed = chunks(cur, read_only, fails_sound) || changed;
-  }
-  out.sound_core = to_history(cur);
-
-  // From an absent key, a read of a value that nobody wrote is its own witness.
-  if (initial == kAbsent) {
-    if (auto o = rule.unwritten_read()) {
-      out.witness = {h[*o]};
-      out.initial = kAbsent;
-      return out;
+  // An operation with its cone of possible observers, latest first: sound by construction.
+  auto cones = [&] {
+    bool changed = false;
+    for (std::size_t k = cur.size(); k-- > 0;) {
+      if (k >= cur.size()) continue;
+      std::vector<char> drop(h.size(), 0);
+      for (std::uint32_t i : observers->cone(cur[k], cur)) drop[i] = 1;
+      Indices s = without(drop);
+      if (fails(s)) {
+        commit(std::move(s));
+        changed = true;
+      }
     }
-  }
-  for (bool changed = true; changed;) {
-    changed = cuts(cur, fails_guarded);
+    return changed;
+  };
+  // Each thread's suffix, longest first.
+  auto thread_suffixes = [&] {
+    bool changed = false;
     std::vector<std::uint32_t> threads;
     for (std::uint32_t i : cur) threads.push_back(h[i].thread);
     std::sort(threads.begin(), threads.end());
     threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-    for (std::uint32_t t : threads) {  // each thread's suffix, longest first
+    for (std::uint32_t t : threads) {
       Indices mine;
       for (std::uint32_t i : cur) {
         if (h[i].thread == t) mine.push_back(i);
       }
       for (std::uint32_t from : mine) {
-        Indices s = without(cur, [&](std::size_t i) {
-          return h[cur[i]].thread == t && h[cur[i]].invoke >= h[from].invoke;
-        });
-        if (fails_guarded(s)) {
-          cur = std::move(s);
+        std::vector<char> drop(h.size(), 0);
+        for (std::uint32_t i : cur) drop[i] = h[i].thread == t && h[i].invoke >= h[from].invoke;
+        Indices s = without(drop);
+        if (fails_sound(s)) {
+          commit(std::move(s));
           changed = true;
           break;
         }
       }
     }
-    changed = chunks(cur, [](std::uint32_t) { return true; }, fails_guarded) || changed;
+    return changed;
+  };
+  // Chunks of consecutive operations, halving down to single ones.
+  auto chunks = [&] {
+    bool changed = false;
+    for (std::size_t chunk = std::max<std::size_t>(cur.size() / 2, 1);; chunk /= 2) {
+      for (std::size_t start = 0; start < cur.size();) {
+        const std::size_t end = std::min(cur.size(), start + chunk);
+        std::vector<char> drop(h.size(), 0);
+        for (std::size_t j = start; j < end; ++j) drop[cur[j]] = 1;
+        Indices s = without(drop);
+        if (fails_sound(s)) {
+          commit(std::move(s));
+          changed = true;
+        } else {
+          start = end;
+        }
+      }
+      if (chunk == 1) break;
+    }
+    return changed;
+  };
+  for (bool changed = true; changed;) {
+    changed = cuts();
+    changed = cones() || changed;
+    changed = thread_suffixes() || changed;
+    changed = chunks() || changed;
   }
-  out.witness = to_history(cur);
+  for (std::uint32_t i : cur) out.witness.push_back(h[i]);
   return out;
 }
 
@@ -649,7 +634,6 @@ struct KeyFailure {
   std::uint32_t key = 0;
   std::size_t ops = 0;        // operations on that key in the history
   History witness;            // shrunk, invoke order
-  History sound_core;         // shrunk by provably sound deletions only (see shrink())
   Value witness_initial = kAbsent;  // kUnknown: fails whatever the key held before
 };
 
@@ -684,13 +668,12 @@ inline Result check(const History& history, Value initial = kAbsent,
     f.ops = by_key[k].size();
     Shrunk sh = shrink(by_key[k], initial);
     f.witness = std::move(sh.witness);
-    f.sound_core = std::move(sh.sound_core);
     f.witness_initial = sh.initial;
     const std::string name = key_name ? key_name(k) : "key " + std::to_string(k);
     std::uint64_t base = ~std::uint64_t{0};
     for (const Op& o : by_key[k]) base = std::min(base, o.invoke);
     std::ostringstream out;
-    out << "NOT LINEARIZABLE: " << name << " (" << f.ops << " operations on it); a minimal "
+    out << "NOT LINEARIZABLE: " << name << " (" << f.ops << " operations on it). A minimal "
         << "witness of " << f.witness.size() << " operations that no order respecting real time "
         << "explains"
         << (f.witness_initial == kUnknown ? ", whatever the key held before it"
@@ -698,7 +681,6 @@ inline Result check(const History& history, Value initial = kAbsent,
         << " (thread, call -> result, [invoke, return] in clock ticks from the key's first "
         << "invoke):\n"
         << format(f.witness, base);
-    // Context: every operation on the key that overlaps the witness's time span.
     const std::uint64_t lo = f.witness.empty() ? 0 : f.witness.front().invoke;
     std::uint64_t hi = 0;
     for (const Op& o : f.witness) hi = std::max(hi, o.ret);
@@ -706,19 +688,11 @@ inline Result check(const History& history, Value initial = kAbsent,
     for (const Op& o : by_key[k]) {
       if (o.ret >= lo && o.invoke <= hi) context.push_back(o);
     }
-    if (context.size() > 60) context.resize(60);
-    out << "all " << context.size() << " operations on " << name
-        << " overlapping the witness (the witness rule guards, but does not prove, that deleting "
-        << "writes kept the violation real; this is the evidence):\n"
-        << format(context, base);
-    if (f.sound_core.size() <= 60) {
-      out << "a sound core of " << f.sound_core.size()
-          << " operations (only deletions that provably keep it non-linearizable):\n"
-          << format(f.sound_core, base);
-    } else {
-      out << "the sound core (only deletions that provably keep it non-linearizable) has "
-          << f.sound_core.size() << " operations\n";
-    }
+    const std::size_t shown = std::min<std::size_t>(context.size(), 40);
+    out << "Context: " << context.size() << " operations on " << name
+        << " overlap the witness in time" << (shown < context.size() ? "; the first 40" : "")
+        << ":\n"
+        << format(std::span<const Op>(context.data(), shown), base);
     r.report = out.str();
     r.failure = std::move(f);
     break;
@@ -763,12 +737,32 @@ struct RunSummary {
   int rounds = 0;
   std::size_t ops = 0;
   std::size_t states = 0;
+  std::size_t overlapping = 0;  // ops whose interval overlaps another op's: real concurrency
   bool linearizable = true;
   bool gave_up = false;
   std::string report;
   std::optional<KeyFailure> failure;
   History history;  // the failing round's history (empty when linearizable)
 };
+
+// How many operations overlap at least one other operation in time. Without overlap a history is
+// sequential and trivially checked; this says how much concurrency the machine produced.
+inline std::size_t overlapping(History h) {
+  std::sort(h.begin(), h.end(), [](const Op& a, const Op& b) { return a.invoke < b.invoke; });
+  std::vector<char> hit(h.size(), 0);
+  std::uint64_t max_ret = 0;
+  std::size_t max_at = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    if (i > 0 && max_ret > h[i].invoke) hit[i] = hit[max_at] = 1;
+    if (h[i].ret > max_ret) {
+      max_ret = h[i].ret;
+      max_at = i;
+    }
+  }
+  std::size_t n = 0;
+  for (char c : hit) n += c != 0;
+  return n;
+}
 
 // Records one round: `threads` threads, each `ops_per_thread` operations on keys
 // key_prefix + "0" .. key_prefix + (keys-1), which must be absent beforehand.
@@ -876,6 +870,7 @@ RunSummary run(M& map, const RunOptions& o) {
     History h = record_round(map, o, prefix, o.seed + static_cast<std::uint64_t>(round));
     ++s.rounds;
     s.ops += h.size();
+    s.overlapping += overlapping(h);
     Result r = check(h, kAbsent, [&](std::uint32_t k) {
       return "key \"" + prefix + std::to_string(k) + "\" (round " + std::to_string(round) + ")";
     });
