@@ -24,9 +24,12 @@
 #include "structures/queue/cds_ms.hpp"
 #include "structures/queue/cds_segmented.hpp"
 #include "structures/queue/cds_vyukov.hpp"
+#include "structures/queue/kvlab.hpp"
+#include "structures/queue/kvlab_mpsc.hpp"
 #include "structures/queue/mutex.hpp"
 #include "structures/queue/tbb.hpp"
 #include "structures/skiplist/cds.hpp"
+#include "structures/skiplist/kvlab.hpp"
 #include "structures/skiplist/tbb.hpp"
 
 namespace kvlab {
@@ -38,11 +41,12 @@ template <class V>
 using MapBackends =
     TypeList<hash::Locked<V>, hash::GlobalLock<V>, hash::Tbb<V>, hash::TbbUnordered<V>,
              hash::CdsMichael<V>, hash::CdsSplitList<V>, hash::CdsFeldman<V>, hash::Kvlab<V>,
-             skiplist::Tbb<V>, skiplist::Cds<V>>;
+             skiplist::Tbb<V>, skiplist::Cds<V>, skiplist::Kvlab<V>>;
 
 template <class T>
 using QueueBackends = TypeList<queue::Mutex<T>, queue::Tbb<T>, queue::CdsMs<T>, queue::CdsBasket<T>,
-                               queue::CdsSegmented<T>, queue::CdsVyukov<T>>;
+                               queue::CdsSegmented<T>, queue::CdsVyukov<T>, queue::Kvlab<T>,
+                               queue::KvlabMpsc<T>>;
 
 namespace detail {
 template <class F, class... Ts>

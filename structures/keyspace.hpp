@@ -88,6 +88,7 @@ struct BackendTraits {
   bool resizable = true;         // grows without a fixed capacity
   bool fifo = false;             // queues: per-producer FIFO order holds
   bool bounded = false;          // queues: push may report full
+  bool single_consumer = false;  // queues: REQUIRES at most one thread in try_pop at a time
   bool concurrent_for_each = true;    // maps: for_each may run concurrently with writers
   bool atomic_update_native = false;  // update needs no extra per-value cell lock
 };

@@ -40,6 +40,7 @@ std::string capabilities(const BackendTraits& t) {
     add(!t.fifo, "quasi-fifo");
     add(t.bounded, "bounded");
     add(!t.bounded, "unbounded");
+    add(t.single_consumer, "single-consumer");
   } else {
     add(t.concurrent_erase, "concurrent_erase");
     add(!t.concurrent_erase, "NO-concurrent-erase");
@@ -134,6 +135,7 @@ std::string format_backend_table(TableFormat format) {
                "\", \"capabilities\": {\"concurrent_erase\": " + b(t.concurrent_erase) +
                ", \"ordered\": " + b(t.ordered) + ", \"resizable\": " + b(t.resizable) +
                ", \"fifo\": " + b(t.fifo) + ", \"bounded\": " + b(t.bounded) +
+               ", \"single_consumer\": " + b(t.single_consumer) +
                ", \"concurrent_for_each\": " + b(t.concurrent_for_each) +
                ", \"atomic_update_native\": " + b(t.atomic_update_native) + "}}";
         out += i + 1 < kTable.size() ? ",\n" : "\n";

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "structures/common/hash.hpp"
+#include "structures/common/tbb_allocator.hpp"
 #include "structures/keyspace.hpp"
 
 namespace kvlab::hash {
@@ -99,7 +100,8 @@ class Tbb {
     static std::size_t hash(const std::string& k) { return hash64(k); }
     static bool equal(const std::string& a, const std::string& b) { return a == b; }
   };
-  using Map = tbb::concurrent_hash_map<std::string, V, HashCompare>;
+  using Map = tbb::concurrent_hash_map<std::string, V, HashCompare,
+                                       TbbAllocator<std::pair<const std::string, V>>>;
   Map map_;
 };
 

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "structures/common/cell_map.hpp"
+#include "structures/common/tbb_allocator.hpp"
 #include "structures/common/hash.hpp"
 
 namespace kvlab::hash {
@@ -61,7 +62,9 @@ class TbbUnorderedRaw {
   void raw_clear() { map_.clear(); }
 
  private:
-  tbb::concurrent_unordered_map<std::string, Cell<V>, StringHash, StringEqual> map_;
+  tbb::concurrent_unordered_map<std::string, Cell<V>, StringHash, StringEqual,
+                                TbbAllocator<std::pair<const std::string, Cell<V>>>>
+      map_;
 };
 
 template <class V>

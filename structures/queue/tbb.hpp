@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "structures/common/tbb_allocator.hpp"
 #include "structures/keyspace.hpp"
 
 namespace kvlab::queue {
@@ -47,7 +48,7 @@ class Tbb {
   }
 
  private:
-  tbb::concurrent_queue<T> queue_;
+  tbb::concurrent_queue<T, TbbQueueAllocator<T>> queue_;
 };
 
 static_assert(ConcurrentQueue<Tbb<int>>);

@@ -14,6 +14,7 @@ std::atomic<std::uint64_t> g_epoch{0};
 namespace {
 
 constexpr std::size_t kBatch = 128;  // retire() tries to collect every kBatch objects
+constexpr std::size_t kSealBatch = 32;  // retire() seals epochs every kSealBatch objects
 
 // Records of every thread that ever used the reclaimer; a list only ever pushed to, so readers
 // walk it without locks. Records are recycled, never freed before exit.
@@ -25,17 +26,37 @@ std::vector<Retired> g_orphans;
 std::atomic<std::uint64_t> g_orphans_size{0};
 std::atomic<std::uint64_t> g_orphans_freed{0};
 
-void free_expired(std::vector<Retired>& list, std::uint64_t global, std::uint64_t* freed) {
+// Frees the objects of list[0, end) whose epoch is at least two behind `global`; keeps the rest
+// (and everything from `end` on) in order. Returns the new end of the examined part.
+std::size_t free_expired(std::vector<Retired>& list, std::size_t end, std::uint64_t global,
+                         std::uint64_t* freed) {
   std::size_t kept = 0;
-  for (auto& r : list) {
-    if (global - r.epoch >= 2) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    Retired& r = list[i];
+    // r.epoch + 2 <= global, written without a subtraction that could wrap: an entry can carry an
+    // epoch newer than the `global` its collector read (an exiting thread sealed it later).
+    if (i < end && r.epoch + 2 <= global) {
       r.deleter(r.object);
       ++*freed;
     } else {
       list[kept++] = r;
     }
   }
+  const std::size_t new_end = end - (list.size() - kept);
   list.resize(kept);
+  return new_end;
+}
+
+// Gives every not-yet-sealed retired object of r the current epoch. The SeqCst fence orders the
+// unlinks that preceded those retire() calls before the epoch read (as crossbeam-epoch seals a
+// bag): a reader that could still see one of them announced an epoch no newer than the one read.
+void seal(Record& r) {
+  if (r.sealed == r.retired.size()) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // relaxed: ordered by the fence above.
+  const std::uint64_t e = g_epoch.load(std::memory_order_relaxed);
+  for (std::size_t i = r.sealed; i < r.retired.size(); ++i) r.retired[i].epoch = e;
+  r.sealed = r.retired.size();
 }
 
 // Tries to move the global epoch forward by one; true if it is now past `seen`.
@@ -47,13 +68,13 @@ void try_advance() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // acquire: the list's links were published with release by push_record().
   for (Record* r = g_records.load(std::memory_order_acquire); r; r = r->next) {
-    // relaxed: ordered by the fence above.
-    const std::uint64_t a = r->announced.load(std::memory_order_relaxed);
+    // acquire: pairs with the release store that ended the thread's last critical section (or
+    // passed its quiescent point), so what it read there happens before anything we free.
+    // (An acquire load rather than a relaxed load plus fence: the same on x86, and visible to
+    // ThreadSanitizer, which does not model fences.)
+    const std::uint64_t a = r->announced.load(std::memory_order_acquire);
     if (a != kIdle && a != global) return;  // a thread is still in an older epoch
   }
-  // acquire fence: everything the idle/current threads did before announcing is visible before
-  // the epoch moves (and so before anything retired in it is freed).
-  std::atomic_thread_fence(std::memory_order_acquire);
   std::uint64_t expected = global;
   // release: publishes the advance; a failed CAS means another thread advanced it.
   g_epoch.compare_exchange_strong(expected, global + 1, std::memory_order_release,
@@ -80,12 +101,14 @@ struct Holder {
     record->online = false;
     record->guard_depth = 0;
     if (!record->retired.empty()) {
+      seal(*record);
       std::lock_guard lock(g_orphans_mutex);
       g_orphans_size.fetch_add(record->retired.size(), std::memory_order_relaxed);
-      // The counts move with the objects so that stats() does not count them twice.
-      record->freed_total.fetch_add(record->retired.size(), std::memory_order_relaxed);
+      // The objects leave this record's books for the orphan list's (see stats()).
+      record->retired_total.fetch_sub(record->retired.size(), std::memory_order_relaxed);
       g_orphans.insert(g_orphans.end(), record->retired.begin(), record->retired.end());
       record->retired.clear();
+      record->sealed = 0;
     }
     // release: the record's thread-private state is reset before another thread claims it.
     record->in_use.store(false, std::memory_order_release);
@@ -141,18 +164,19 @@ void enter_slow(Record& r) {
 }
 
 void collect(Record& r) {
+  seal(r);
   try_advance();
   // acquire: pairs with the release CAS in try_advance(), so the check of every announcement
   // happens before we free.
   const std::uint64_t global = g_epoch.load(std::memory_order_acquire);
   std::uint64_t freed = 0;
-  free_expired(r.retired, global, &freed);
+  r.sealed = free_expired(r.retired, r.sealed, global, &freed);
   r.freed_total.fetch_add(freed, std::memory_order_relaxed);
   if (g_orphans_size.load(std::memory_order_relaxed) > 0) {
     std::unique_lock lock(g_orphans_mutex, std::try_to_lock);
     if (lock.owns_lock()) {
       std::uint64_t orphans_freed = 0;
-      free_expired(g_orphans, global, &orphans_freed);
+      free_expired(g_orphans, g_orphans.size(), global, &orphans_freed);
       g_orphans_size.store(g_orphans.size(), std::memory_order_relaxed);
       g_orphans_freed.fetch_add(orphans_freed, std::memory_order_relaxed);
     }
@@ -191,9 +215,9 @@ void quiescent() {
 
 void retire(void* object, void (*deleter)(void*)) {
   detail::Record& r = detail::self();
-  // relaxed: the epoch only needs to be no older than the unlink, which program order gives.
-  r.retired.push_back({object, deleter, detail::g_epoch.load(std::memory_order_relaxed)});
+  r.retired.push_back({object, deleter, 0});  // epoch set by seal()
   r.retired_total.fetch_add(1, std::memory_order_relaxed);
+  if (r.retired.size() - r.sealed >= detail::kSealBatch) detail::seal(r);
   if (r.retired.size() % detail::kBatch == 0) detail::collect(r);
 }
 

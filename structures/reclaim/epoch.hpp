@@ -68,7 +68,8 @@ struct alignas(64) Record {
   // Thread-private state below (only the owning thread touches it).
   unsigned guard_depth = 0;
   bool online = false;
-  std::vector<Retired> retired;
+  std::vector<Retired> retired;   // [0, sealed) carry their epoch; the rest are not sealed yet
+  std::size_t sealed = 0;
 };
 
 Record& self();  // the calling thread's record (registers on first use)

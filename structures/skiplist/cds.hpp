@@ -46,7 +46,7 @@ class CdsRaw {
     return map_.find_with(key, StringLess{}, [&](auto& item) { f(item.second); });
   }
   bool raw_insert(std::string_view key, const Cell<V>& cell) {
-    return map_.insert(std::string(key), cell);
+    return map_.emplace(std::string(key), cell);
   }
   bool raw_erase(std::string_view key) { return map_.erase_with(key, StringLess{}); }
   template <class F>

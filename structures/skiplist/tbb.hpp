@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "structures/common/cell_map.hpp"
+#include "structures/common/tbb_allocator.hpp"
 #include "structures/common/hash.hpp"
 
 namespace kvlab::skiplist {
@@ -69,7 +70,9 @@ class TbbRaw {
   void raw_clear() { map_.clear(); }
 
  private:
-  tbb::concurrent_map<std::string, Cell<V>, StringLess> map_;
+  tbb::concurrent_map<std::string, Cell<V>, StringLess,
+                      TbbAllocator<std::pair<const std::string, Cell<V>>>>
+      map_;
 };
 
 template <class V>

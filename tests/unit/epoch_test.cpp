@@ -5,12 +5,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "structures/reclaim/epoch.hpp"
 
 namespace {
+
+constexpr int kvlab_scale() {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return 8;
+#else
+  return 1;
+#endif
+}
 
 struct Tracked {
   static std::atomic<int> alive;
@@ -139,4 +148,70 @@ TEST_CASE("concurrent swaps and guarded reads never observe a freed object") {
   for (int i = 0; i < 10; ++i) kvlab::reclaim::flush();
   CHECK(kvlab::reclaim::stats().retired_unfreed == 0);
   CHECK(Tracked::alive.load() == 0);
+}
+
+namespace {
+// An object whose "free" only poisons it, so a reader that still holds it can tell.
+struct Poisonable {
+  std::atomic<std::uint64_t> magic{0xabcdef};
+};
+std::mutex g_graveyard_mutex;
+std::vector<Poisonable*> g_graveyard;
+}  // namespace
+
+// Regression: objects left behind by exiting threads (the orphan list) carry epochs that can be
+// newer than the epoch a concurrent collector read; they must still wait for two advances.
+// Short-lived threads swap and retire objects and exit, while a reader holds a guard and checks
+// that nothing it loaded was "freed" (poisoned) under it.
+TEST_CASE("objects orphaned by exiting threads are not freed under a guarded reader") {
+  std::atomic<Poisonable*> slots[4];
+  for (auto& s : slots) s.store(new Poisonable);
+  std::atomic<int> writers_done{0};
+  std::atomic<long> bad{0};
+  const int rounds = 100 / kvlab_scale();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < rounds; ++round) {
+        std::thread([&, t] {
+          unsigned x = t + 1 + round * 7;
+          for (int i = 0; i < 10000; ++i) {
+            kvlab::reclaim::Guard g;
+            x = x * 1103515245 + 12345;
+            auto& s = slots[(x >> 8) % 4];
+            Poisonable* fresh = new Poisonable;
+            Poisonable* old = s.exchange(fresh, std::memory_order_acq_rel);
+            kvlab::reclaim::retire(old, [](void* p) {
+              auto* q = static_cast<Poisonable*>(p);
+              q->magic.store(0, std::memory_order_relaxed);
+              std::lock_guard lock(g_graveyard_mutex);
+              g_graveyard.push_back(q);
+            });
+          }
+        }).join();  // exits with retired objects left: they become orphans
+      }
+      writers_done.fetch_add(1, std::memory_order_release);
+    });
+  }
+  threads.emplace_back([&] {
+    while (writers_done.load(std::memory_order_acquire) < 3) {
+      kvlab::reclaim::Guard g;
+      Poisonable* held[4];
+      for (int k = 0; k < 4; ++k) held[k] = slots[k].load(std::memory_order_acquire);
+      for (int spin = 0; spin < 2000; ++spin) {
+        for (auto* o : held) {
+          if (o->magic.load(std::memory_order_relaxed) != 0xabcdef) bad.fetch_add(1);
+        }
+      }
+    }
+  });
+  for (auto& t : threads) t.join();
+  CHECK(bad.load() == 0);
+  for (auto& s : slots) kvlab::reclaim::retire(s.exchange(nullptr), [](void* p) {
+    delete static_cast<Poisonable*>(p);
+  });
+  for (int i = 0; i < 10; ++i) kvlab::reclaim::flush();
+  std::lock_guard lock(g_graveyard_mutex);
+  for (auto* p : g_graveyard) delete p;
+  g_graveyard.clear();
 }

@@ -8,7 +8,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"kvlab: concurrent data structures, a RESP server on them, and the tools to measure both"};
   app.set_version_flag("--version", std::string("kvlab ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   kvlab::cli::add_backends(app);
 #ifdef KVLAB_HAVE_TOPO
   kvlab::cli::add_topo(app);
@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
 #endif
   try {
     app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      std::fputs(app.help().c_str(), stderr);
+      return 2;
+    }
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
