@@ -1,0 +1,115 @@
+// Unit tests of the load generator's flag parsing and request encoding.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "tools/load/load.hpp"
+#include "tools/load/report.hpp"
+#include "tools/load/workload.hpp"
+
+using namespace kvlab::load;
+
+TEST_SUITE("unit") {
+  TEST_CASE("rate lists accept k and M suffixes") {
+    std::vector<double> rates;
+    REQUIRE(parse_rate_list("20k,50k, 1.5M,300", &rates));
+    REQUIRE(rates.size() == 4);
+    CHECK(rates[0] == 20000);
+    CHECK(rates[2] == 1500000);
+    CHECK(rates[3] == 300);
+    CHECK_FALSE(parse_rate_list("20k,,50k", &rates));
+    CHECK_FALSE(parse_rate_list("-5", &rates));
+    CHECK_FALSE(parse_rate_list("fast", &rates));
+  }
+
+  TEST_CASE("durations accept s, ms, m and bare seconds") {
+    double s = 0;
+    CHECK((parse_duration("3s", &s) && s == 3));
+    CHECK((parse_duration("500ms", &s) && s == 0.5));
+    CHECK((parse_duration("2m", &s) && s == 120));
+    CHECK((parse_duration("1.5", &s) && s == 1.5));
+    CHECK_FALSE(parse_duration("soon", &s));
+  }
+
+  TEST_CASE("a SET:GET ratio becomes two weighted templates") {
+    std::vector<CommandTemplate> t;
+    REQUIRE(parse_ratio("1:10", &t));
+    REQUIRE(t.size() == 2);
+    CHECK(t[0].args == std::vector<std::string>{"SET", "__key__", "__data__"});
+    CHECK(t[0].weight == 1);
+    CHECK(t[1].weight == 10);
+    CHECK_FALSE(parse_ratio("1", &t));
+    CHECK_FALSE(parse_ratio("0:0", &t));
+  }
+
+  TEST_CASE("templates are encoded as RESP multibulk with the key and data substituted") {
+    LoadConfig c;
+    c.keys = 10;
+    c.key_prefix = "k:";
+    c.data_size = 4;
+    c.key_pattern = KeyPattern::kSequential;
+    CommandTemplate t;
+    REQUIRE(parse_template("SET __key__ __data__", &t));
+    c.commands = {t};
+    Workload w(c);
+    auto s = w.make_stream(0, 1);
+    std::string out;
+    w.append_request(s, out);
+    CHECK(out == "*3\r\n$3\r\nSET\r\n$3\r\nk:0\r\n$4\r\nabcd\r\n");
+    out.clear();
+    w.append_request(s, out);
+    CHECK(out == "*3\r\n$3\r\nSET\r\n$3\r\nk:1\r\n$4\r\nabcd\r\n");
+  }
+
+  TEST_CASE("a 1:10 mix interleaves one SET in every eleven requests") {
+    LoadConfig c;
+    c.keys = 100;
+    REQUIRE(parse_ratio("1:10", &c.commands));
+    Workload w(c);
+    auto s = w.make_stream(0, 1);
+    int sets = 0;
+    for (int i = 0; i < 1100; ++i) {
+      std::string out;
+      w.append_request(s, out);
+      sets += out.find("SET") != std::string::npos;
+    }
+    CHECK(sets == 100);
+  }
+
+  TEST_CASE("every key pattern stays inside the key space") {
+    for (auto p : {KeyPattern::kUniform, KeyPattern::kZipf, KeyPattern::kSequential,
+                   KeyPattern::kGaussian}) {
+      LoadConfig c;
+      c.keys = 1000;
+      c.key_pattern = p;
+      c.zipf_theta = 0.99;
+      Workload w(c);
+      auto s = w.make_stream(3, 8);
+      std::vector<int> hits(c.keys);
+      for (int i = 0; i < 20000; ++i) {
+        const auto k = w.next_key(s);
+        REQUIRE(k < c.keys);
+        ++hits[k];
+      }
+      if (p == KeyPattern::kZipf) CHECK(hits[0] > hits[500] * 10);
+    }
+  }
+
+  TEST_CASE("an unsustained step prints NS with its achieved rate and no latency") {
+    Manifest m;
+    m.mode = "open-loop";
+    StepResult ok, ns;
+    ok.target_rate = 1000;
+    ok.achieved_rate = 1000;
+    ok.latency.record(50000);
+    ns.target_rate = 1e6;
+    ns.achieved_rate = 123456;
+    ns.sustained = false;
+    const std::string table = format_table(m, {ok, ns});
+    CHECK(table.find("NS (123,456)") != std::string::npos);
+    const std::string json = format_json(m, {ok, ns});
+    CHECK(json.find("\"sustained\": false") != std::string::npos);
+    CHECK(json.find("\"latency_us\"") != std::string::npos);
+    CHECK(is_sustained(970, 1000, 0.97));
+    CHECK_FALSE(is_sustained(969, 1000, 0.97));
+  }
+}

@@ -1,0 +1,378 @@
+// Formatters for a BenchReport: the terminal table (sorted, with ratios to the best and to the
+// floor), JSON (the schema of issue 4 plus a few documented extra fields) and flat CSV.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "kvlab_config.hpp"
+#include "tools/bench/bench.hpp"
+
+namespace kvlab::bench {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string json_escape(std::string_view s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) break;
+      auto v = line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  }
+  return "unknown";
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+const FloorRow* floor_for(const BenchReport& r, unsigned threads) {
+  for (const auto& f : r.floor)
+    if (f.threads == threads) return &f;
+  return nullptr;
+}
+
+// Best valid median among map rows with the same thread count (or queues with the same shape).
+double best_for(const BenchReport& r, const Measurement& m) {
+  double best = 0;
+  for (const auto& o : r.results) {
+    if (!o.valid || (o.family == "queue") != (m.family == "queue")) continue;
+    if (o.threads != m.threads || o.producers != m.producers) continue;
+    best = std::max(best, o.mops);
+  }
+  return best;
+}
+
+// Maps then queues; thread count ascending; fastest first; invalid rows last in their group.
+std::vector<const Measurement*> sorted(const BenchReport& r) {
+  std::vector<const Measurement*> v;
+  for (const auto& m : r.results) v.push_back(&m);
+  std::stable_sort(v.begin(), v.end(), [](const Measurement* a, const Measurement* b) {
+    const bool qa = a->family == "queue", qb = b->family == "queue";
+    if (qa != qb) return qb;
+    if (a->threads != b->threads) return a->threads < b->threads;
+    if (a->producers != b->producers) return a->producers < b->producers;
+    if (a->valid != b->valid) return a->valid;
+    return a->mops > b->mops;
+  });
+  return v;
+}
+
+std::string human_bytes(std::size_t b) {
+  if (b >= (std::size_t{1} << 30)) return fmt("%.1f GiB", b / 1073741824.0);
+  if (b >= (std::size_t{1} << 20)) return fmt("%.1f MiB", b / 1048576.0);
+  if (b >= 1024) return fmt("%.0f KiB", b / 1024.0);
+  return std::to_string(b) + " B";
+}
+
+std::string workload_line(const BenchConfig& c) {
+  return "keys=" + std::to_string(c.keys) + " prefill=" + fmt("%.2f", c.prefill) +
+         " update=" + fmt("%g", c.update_pct) + "% dist=" + c.dist.describe() +
+         " key=" + std::to_string(c.key_size) + "B value=" + std::to_string(c.value_size) +
+         "B duration=" + fmt("%g", c.duration_s) + "s reps=" + std::to_string(c.reps) +
+         " placement=" + c.placement;
+}
+
+}  // namespace
+
+std::string format_table(const BenchReport& r) {
+  const BenchConfig& c = r.config;
+  std::string out;
+  char line[512];
+  const auto rows = sorted(r);
+  const bool any_map =
+      std::any_of(rows.begin(), rows.end(), [](auto* m) { return m->family != "queue"; });
+  const bool any_queue =
+      std::any_of(rows.begin(), rows.end(), [](auto* m) { return m->family == "queue"; });
+  if (any_map) {
+    out += "maps: " + workload_line(c) + "\n";
+    std::snprintf(line, sizeof line, "%-20s %-7s %3s %9s %9s %9s %6s %7s %10s %4s  %s\n", "backend",
+                  "via", "thr", "Mops/s", "min", "max", "xbest", "xfloor", "footprint", "cpu%",
+                  "valid / note");
+    out += line;
+    unsigned group = 0;
+    for (const auto* m : rows) {
+      if (m->family == "queue") continue;
+      if (m->threads != group) {
+        if (group) out += "\n";
+        group = m->threads;
+      }
+      const FloorRow* f = floor_for(r, m->threads);
+      std::string note = m->valid ? "valid" : "INVALID: " + m->invalid_reason;
+      if (!m->note.empty()) note += "; " + m->note;
+      if (m->valid) {
+        const double best = best_for(r, *m);
+        std::snprintf(
+            line, sizeof line, "%-20s %-7s %3u %9.3f %9.3f %9.3f %6.2f %7s %10s %4.0f  %s\n",
+            m->backend.c_str(), m->via_adapter ? "adapter" : "direct", m->threads, m->mops / 1e6,
+            m->mops_min / 1e6, m->mops_max / 1e6, best > 0 ? m->mops / best : 0.0,
+            f && f->mops > 0 ? fmt("%.3f", m->mops / f->mops).c_str() : "-",
+            human_bytes(m->footprint_bytes).c_str(), m->cpu_share * 100, note.c_str());
+      } else {
+        std::snprintf(line, sizeof line, "%-20s %-7s %3u %9s %9s %9s %6s %7s %10s %4s  %s\n",
+                      m->backend.c_str(), m->via_adapter ? "adapter" : "direct", m->threads, "-",
+                      "-", "-", "-", "-", "-", "-", note.c_str());
+      }
+      out += line;
+    }
+    if (!r.floor.empty()) {
+      out += "\nfloor (array of " + human_bytes(r.floor.front().array_bytes) +
+             " = largest table footprint; " + "same threads):\n";
+      std::snprintf(line, sizeof line, "%-20s %3s %9s %9s %9s %4s\n", "variant", "thr", "Mops/s",
+                    "min", "max", "cpu%");
+      out += line;
+      for (const auto& f : r.floor) {
+        std::snprintf(line, sizeof line, "%-20s %3u %9.3f %9.3f %9.3f %4.0f\n", "random-read",
+                      f.threads, f.mops / 1e6, f.mops_min / 1e6, f.mops_max / 1e6,
+                      f.cpu_share * 100);
+        out += line;
+        std::snprintf(line, sizeof line, "%-20s %3u %9.3f %9.3f %9.3f %4.0f\n", "pointer-chase",
+                      f.threads, f.chase_mops / 1e6, f.chase_mops_min / 1e6, f.chase_mops_max / 1e6,
+                      f.chase_cpu_share * 100);
+        out += line;
+      }
+      out +=
+          "xbest = median / best median at the same thread count; xfloor = median / floor "
+          "random-read at the same thread count; cpu% = CPU time / (wall time x threads)\n";
+    }
+  }
+  if (any_queue) {
+    if (any_map) out += "\n";
+    out += "queues: items=" + std::to_string(c.items) +
+           " per repetition, reps=" + std::to_string(c.reps) +
+           ", capacity (bounded)=" + std::to_string(c.queue_capacity) + "\n";
+    std::snprintf(line, sizeof line, "%-20s %7s %9s %9s %9s %6s %4s  %s\n", "backend", "P/C",
+                  "Mops/s", "min", "max", "xbest", "cpu%", "valid / note");
+    out += line;
+    for (const auto* m : rows) {
+      if (m->family != "queue") continue;
+      std::string note = m->valid ? "valid" : "INVALID: " + m->invalid_reason;
+      if (!m->note.empty()) note += "; " + m->note;
+      const std::string pc = std::to_string(m->producers) + "/" + std::to_string(m->consumers);
+      if (m->valid) {
+        const double best = best_for(r, *m);
+        std::snprintf(line, sizeof line, "%-20s %7s %9.3f %9.3f %9.3f %6.2f %4.0f  %s\n",
+                      m->backend.c_str(), pc.c_str(), m->mops / 1e6, m->mops_min / 1e6,
+                      m->mops_max / 1e6, best > 0 ? m->mops / best : 0.0, m->cpu_share * 100,
+                      note.c_str());
+      } else {
+        std::snprintf(line, sizeof line, "%-20s %7s %9s %9s %9s %6s %4s  %s\n", m->backend.c_str(),
+                      pc.c_str(), "-", "-", "-", "-", "-", note.c_str());
+      }
+      out += line;
+    }
+  }
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string format_json(const BenchReport& r) {
+  const BenchConfig& c = r.config;
+  std::string o = "{\n  \"manifest\": {\n";
+  o += "    \"kvlab_version\": " + json_escape(KVLAB_VERSION) + ",\n";
+  o += "    \"git_sha\": " + json_escape(KVLAB_GIT_SHA) + ",\n";
+  o += "    \"date\": " + json_escape(utc_now()) + ",\n";
+  o += "    \"host\": " + json_escape(hostname()) + ",\n";
+  o += "    \"cpu_model\": " + json_escape(cpu_model()) + ",\n";
+  o += "    \"topology_summary\": " + json_escape(r.topology_summary) + ",\n";
+  o += "    \"placement\": " + json_escape(c.placement) + ",\n";
+  o += "    \"loadavg\": [" + json_escape(r.loadavg_before) + ", " + json_escape(r.loadavg_after) +
+       "],\n";
+  o += "    \"placement_plan\": [";
+  for (std::size_t i = 0; i < r.placement_notes.size(); ++i)
+    o += (i ? ", " : "") + json_escape(r.placement_notes[i]);
+  o += "],\n    \"args\": [";
+  for (std::size_t i = 0; i < c.argv.size(); ++i) o += (i ? ", " : "") + json_escape(c.argv[i]);
+  o += "],\n    \"footprint_method\": " + json_escape(r.footprint_method) + ",\n";
+  o += "    \"value_type\": " +
+       json_escape(c.value_size <= 8 ? "std::uint64_t" : "std::string of value_size bytes") + ",\n";
+  o += "    \"warnings\": [";
+  for (std::size_t i = 0; i < r.warnings.size(); ++i)
+    o += (i ? ", " : "") + json_escape(r.warnings[i]);
+  o += "]\n  },\n  \"results\": [";
+  bool first = true;
+  for (const auto* m : sorted(r)) {
+    o += first ? "\n" : ",\n";
+    first = false;
+    const bool q = m->family == "queue";
+    o += "    {\"backend\": " + json_escape(m->backend) +
+         ", \"family\": " + json_escape(m->family) +
+         ", \"threads\": " + std::to_string(m->threads) + ", \"workload\": {";
+    if (q) {
+      o += "\"keys\": null, \"update_pct\": null, \"dist\": null, \"key_size\": null, "
+           "\"value_size\": 8, \"duration_s\": null, \"producers\": " +
+           std::to_string(m->producers) + ", \"consumers\": " + std::to_string(m->consumers) +
+           ", \"items\": " + std::to_string(c.items) +
+           ", \"capacity\": " + std::to_string(c.queue_capacity);
+    } else {
+      o += "\"keys\": " + std::to_string(c.keys) + ", \"update_pct\": " + json_num(c.update_pct) +
+           ", \"dist\": " + json_escape(c.dist.describe()) +
+           ", \"key_size\": " + std::to_string(c.key_size) +
+           ", \"value_size\": " + std::to_string(c.value_size) +
+           ", \"duration_s\": " + json_num(c.duration_s) + ", \"prefill\": " + json_num(c.prefill);
+    }
+    o += "}, ";
+    if (m->valid) {
+      o += "\"mops\": " + json_num(m->mops / 1e6) +
+           ", \"mops_min\": " + json_num(m->mops_min / 1e6) +
+           ", \"mops_max\": " + json_num(m->mops_max / 1e6);
+    } else {
+      o += "\"mops\": null, \"mops_min\": null, \"mops_max\": null";
+    }
+    o += ", \"reps\": " + std::to_string(m->reps) + ", \"valid\": " + (m->valid ? "true" : "false");
+    o += ", \"via_adapter\": " + std::string(m->via_adapter ? "true" : "false");
+    o += ", \"cpu_share\": " + json_num(m->cpu_share);
+    o += ", \"note\": " + json_escape(m->note);
+    if (!m->valid) o += ", \"invalid_reason\": " + json_escape(m->invalid_reason);
+    if (!q) o += ", \"footprint_bytes\": " + std::to_string(m->footprint_bytes);
+    o += ", \"ops_validated\": " + std::to_string(m->ops) + "}";
+  }
+  o += "\n  ],\n  \"floor\": [";
+  first = true;
+  for (const auto& f : r.floor) {
+    o += first ? "\n" : ",\n";
+    first = false;
+    o += "    {\"threads\": " + std::to_string(f.threads) +
+         ", \"mops\": " + json_num(f.mops / 1e6) + ", \"mops_min\": " + json_num(f.mops_min / 1e6) +
+         ", \"mops_max\": " + json_num(f.mops_max / 1e6) +
+         ", \"chase_mops\": " + json_num(f.chase_mops / 1e6) +
+         ", \"chase_mops_min\": " + json_num(f.chase_mops_min / 1e6) +
+         ", \"chase_mops_max\": " + json_num(f.chase_mops_max / 1e6) +
+         ", \"array_bytes\": " + std::to_string(f.array_bytes) +
+         ", \"reps\": " + std::to_string(f.reps) + ", \"cpu_share\": " + json_num(f.cpu_share) +
+         ", \"chase_cpu_share\": " + json_num(f.chase_cpu_share) + "}";
+  }
+  o += first ? "]\n}\n" : "\n  ]\n}\n";
+  return o;
+}
+
+std::string format_csv(const BenchReport& r) {
+  const BenchConfig& c = r.config;
+  std::string o;
+  o += "# kvlab_version=" + std::string(KVLAB_VERSION) + " git_sha=" + KVLAB_GIT_SHA +
+       " date=" + utc_now() + " host=" + hostname() + "\n";
+  o += "# cpu_model=" + cpu_model() + "\n# topology_summary=" + r.topology_summary + "\n";
+  o += "# placement=" + c.placement + "\n# loadavg=" + r.loadavg_before + " -> " + r.loadavg_after +
+       "\n# args=";
+  for (const auto& a : c.argv) o += a + " ";
+  o += "\n";
+  o += "backend,family,via_adapter,threads,producers,consumers,keys,prefill,update_pct,dist,"
+       "key_size,value_size,duration_s,items,mops,mops_min,mops_max,reps,valid,ratio_best,"
+       "ratio_floor,footprint_bytes,cpu_share,note,invalid_reason\n";
+  for (const auto* m : sorted(r)) {
+    const bool q = m->family == "queue";
+    const FloorRow* f = q ? nullptr : floor_for(r, m->threads);
+    const double best = best_for(r, *m);
+    o += csv_field(m->backend) + "," + m->family + "," + (m->via_adapter ? "true" : "false") + "," +
+         std::to_string(m->threads) + "," + std::to_string(m->producers) + "," +
+         std::to_string(m->consumers) + ",";
+    if (q) {
+      o += ",,,,,8,," + std::to_string(c.items) + ",";
+    } else {
+      o += std::to_string(c.keys) + "," + json_num(c.prefill) + "," + json_num(c.update_pct) + "," +
+           c.dist.describe() + "," + std::to_string(c.key_size) + "," +
+           std::to_string(c.value_size) + "," + json_num(c.duration_s) + ",,";
+    }
+    if (m->valid) {
+      o += json_num(m->mops / 1e6) + "," + json_num(m->mops_min / 1e6) + "," +
+           json_num(m->mops_max / 1e6) + ",";
+    } else {
+      o += ",,,";
+    }
+    o += std::to_string(m->reps) + "," + (m->valid ? "true" : "false") + ",";
+    o += (m->valid && best > 0 ? json_num(m->mops / best) : "") + ",";
+    o += (m->valid && f && f->mops > 0 ? json_num(m->mops / f->mops) : "") + ",";
+    o += (q ? "" : std::to_string(m->footprint_bytes)) + "," + json_num(m->cpu_share) + "," +
+         csv_field(m->note) + "," + csv_field(m->invalid_reason) + "\n";
+  }
+  for (const auto& f : r.floor) {
+    for (const bool chase : {false, true}) {
+      o += std::string(chase ? "floor/pointer-chase" : "floor/random-read") + ",floor,false," +
+           std::to_string(f.threads) + ",0,0,,,,,,,,,";
+      o += json_num((chase ? f.chase_mops : f.mops) / 1e6) + "," +
+           json_num((chase ? f.chase_mops_min : f.mops_min) / 1e6) + "," +
+           json_num((chase ? f.chase_mops_max : f.mops_max) / 1e6) + "," + std::to_string(f.reps) +
+           ",true,,," + std::to_string(f.array_bytes) + "," +
+           json_num(chase ? f.chase_cpu_share : f.cpu_share) + ",,\n";
+    }
+  }
+  return o;
+}
+
+}  // namespace kvlab::bench

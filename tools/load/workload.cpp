@@ -1,0 +1,155 @@
+#include "tools/load/workload.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace kvlab::load {
+namespace {
+
+std::string bulk(std::string_view s) {
+  std::string out(1, '$');
+  out += std::to_string(s.size());
+  out += "\r\n";
+  out.append(s);
+  out += "\r\n";
+  return out;
+}
+
+}  // namespace
+
+Workload::Workload(const LoadConfig& config) : config_(config) {
+  std::string data(config.data_size, 'x');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 26);
+  data_segment_ = bulk(data);
+
+  std::vector<CommandTemplate> commands = config.commands;
+  if (commands.empty()) commands.push_back({{"GET", "__key__"}, 1});
+  for (const auto& c : commands) {
+    Encoded e;
+    e.header.assign(1, '*');
+    e.header += std::to_string(c.args.size());
+    e.header += "\r\n";
+    e.weight = std::max(1u, c.weight);
+    for (const auto& a : c.args) {
+      if (a == "__key__") {
+        e.segments.push_back({Segment::kKey, {}});
+      } else if (a == "__data__") {
+        e.segments.push_back({Segment::kData, {}});
+      } else {
+        e.segments.push_back({Segment::kLiteral, bulk(a)});
+      }
+    }
+    templates_.push_back(std::move(e));
+  }
+  // Interleave by weight so that a 1:10 mix is spread evenly over every 11 requests.
+  unsigned total = 0;
+  for (const auto& t : templates_) total += t.weight;
+  pick_.resize(total);
+  std::vector<double> next(templates_.size());
+  for (std::size_t i = 0; i < templates_.size(); ++i) next[i] = 0.5 / templates_[i].weight;
+  for (unsigned slot = 0; slot < total; ++slot) {
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < templates_.size(); ++i)
+      if (next[i] < next[best]) best = i;
+    pick_[slot] = static_cast<unsigned>(best);
+    next[best] += 1.0 / templates_[best].weight;
+  }
+
+  if (config.key_pattern == KeyPattern::kZipf) {
+    const double theta = config.zipf_theta;
+    const std::uint64_t n = config.keys;
+    double zetan = 0;
+    for (std::uint64_t i = 1; i <= n; ++i) zetan += 1.0 / std::pow(static_cast<double>(i), theta);
+    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    zipf_alpha_ = 1.0 / (1.0 - theta);
+    zipf_zetan_ = zetan;
+    zipf_eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan);
+    zipf_half_pow_ = 1.0 + std::pow(0.5, theta);
+  }
+}
+
+Workload::KeyStream Workload::make_stream(std::uint64_t index, std::uint64_t count) const {
+  KeyStream s;
+  s.rng = Rng(config_.seed * 0x100000001b3ull + index * 0x9e3779b97f4a7c15ull + 7);
+  s.cursor = count ? (config_.keys / count) * index : 0;
+  s.counter = index;  // so that connections do not all send the same command at once
+  return s;
+}
+
+std::uint64_t Workload::next_key(KeyStream& s) const {
+  const std::uint64_t n = config_.keys;
+  switch (config_.key_pattern) {
+    case KeyPattern::kUniform:
+      return s.rng.next() % n;
+    case KeyPattern::kSequential: {
+      const std::uint64_t k = s.cursor % n;
+      s.cursor = k + 1;
+      return k;
+    }
+    case KeyPattern::kGaussian: {
+      // Box-Muller; mean n/2, standard deviation n/6 (memtier's default), clamped.
+      const double u1 = std::max(s.rng.unit(), 1e-300), u2 = s.rng.unit();
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+      const double v = static_cast<double>(n) / 2.0 + z * static_cast<double>(n) / 6.0;
+      if (v <= 0) return 0;
+      if (v >= static_cast<double>(n - 1)) return n - 1;
+      return static_cast<std::uint64_t>(v);
+    }
+    case KeyPattern::kZipf: {
+      // Rank 0 is the hottest key.
+      const double u = s.rng.unit();
+      const double uz = u * zipf_zetan_;
+      if (uz < 1.0) return 0;
+      if (uz < zipf_half_pow_) return std::min<std::uint64_t>(1, n - 1);
+      const auto k = static_cast<std::uint64_t>(
+          static_cast<double>(n) * std::pow(zipf_eta_ * u - zipf_eta_ + 1.0, zipf_alpha_));
+      return std::min(k, n - 1);
+    }
+  }
+  return 0;
+}
+
+void Workload::append_key(std::uint64_t k, std::string& out) const {
+  char digits[24];
+  const auto r = std::to_chars(digits, digits + sizeof digits, k);
+  const std::size_t len = config_.key_prefix.size() + static_cast<std::size_t>(r.ptr - digits);
+  char head[24];
+  const auto h = std::to_chars(head, head + sizeof head, len);
+  out += '$';
+  out.append(head, h.ptr);
+  out += "\r\n";
+  out += config_.key_prefix;
+  out.append(digits, r.ptr);
+  out += "\r\n";
+}
+
+void Workload::append_request(KeyStream& s, std::string& out) const {
+  const Encoded& e = templates_[pick_[s.counter++ % pick_.size()]];
+  out += e.header;
+  bool have_key = false;
+  std::uint64_t key = 0;
+  for (const auto& seg : e.segments) {
+    switch (seg.kind) {
+      case Segment::kLiteral:
+        out += seg.bytes;
+        break;
+      case Segment::kData:
+        out += data_segment_;
+        break;
+      case Segment::kKey:
+        // One key per request: MSET __key__ __data__ __key__ __data__ repeats it, as memtier does.
+        if (!have_key) key = next_key(s), have_key = true;
+        append_key(key, out);
+        break;
+    }
+  }
+}
+
+void Workload::append_set(std::uint64_t k, std::string& out) const {
+  out += "*3\r\n$3\r\nSET\r\n";
+  append_key(k, out);
+  out += data_segment_;
+}
+
+}  // namespace kvlab::load
