@@ -127,6 +127,9 @@ template <template <class> class B>
 std::vector<Measurement> run_queue_backend(RunEnv& env, unsigned producers, unsigned consumers) {
   using Q = B<std::uint64_t>;
   const BenchConfig& c = env.config();
+  // A single-consumer queue must not be popped by two threads: run it with one consumer.
+  const bool clamped = Q::kTraits.single_consumer && consumers > 1;
+  if (clamped) consumers = 1;
   Measurement m;
   m.backend = std::string(Q::kTraits.name);
   m.family = "queue";
@@ -136,6 +139,7 @@ std::vector<Measurement> run_queue_backend(RunEnv& env, unsigned producers, unsi
   if (Q::kTraits.bounded) m.note = "bounded: full push retries";
   if (!Q::kTraits.fifo)
     m.note += std::string(m.note.empty() ? "" : "; ") + "FIFO not declared: not checked";
+  if (clamped) m.note += std::string(m.note.empty() ? "" : "; ") + "single consumer: 1 consumer";
 
   const ThreadPlan& plan = env.plan(m.threads);
   if (!plan.ok) {
