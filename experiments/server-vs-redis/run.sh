@@ -1,0 +1,127 @@
+#!/bin/sh
+# kvlab-server vs Debian's redis-server, same client (redis-benchmark), same machine, same run.
+# See README.md for the question and how to read the table.
+#
+# Usage: experiments/server-vs-redis/run.sh [-n REQUESTS] [-r RUNS] [-b BACKEND] [--server PATH]
+# Output: experiments/results/server-vs-redis/<timestamp>/{results.csv,table.md,*.log}
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+n=2000000
+runs=3
+backend=
+server="$root/build/server/kvlab-server"
+while [ $# -gt 0 ]; do
+  case $1 in
+    -n) n=$2; shift 2 ;;
+    -r) runs=$2; shift 2 ;;
+    -b) backend=$2; shift 2 ;;
+    --server) server=$2; shift 2 ;;
+    *) echo "usage: $0 [-n REQUESTS] [-r RUNS] [-b BACKEND] [--server PATH]" >&2; exit 2 ;;
+  esac
+done
+for p in redis-server redis-benchmark redis-cli; do
+  command -v $p >/dev/null || { echo "needs $p (apt-get install redis-server redis-tools)" >&2; exit 77; }
+done
+[ -x "$server" ] || { echo "build kvlab-server first ($server)" >&2; exit 2; }
+
+out="$root/experiments/results/server-vs-redis/$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$out"
+csv="$out/results.csv"
+echo "server,threads,pipeline,test,run,requests,seconds,rps,server_cpu_s,req_per_cpu_s" > "$csv"
+tck=$(getconf CLK_TCK)
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+cpu_ticks() {  # utime + stime of a pid (all threads), in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# All three servers run side by side on their own ports (idle ones sleep in epoll), and every run
+# visits them in turn, so that background load on a shared machine hits all of them alike.
+labels="redis kvlab-1 kvlab-2"
+pids=
+start_server() {  # $1 = label, $2 = port
+  case $1 in
+    redis) redis-server --port "$2" --save '' --appendonly no --daemonize no \
+             --io-threads 1 >"$out/redis.log" 2>&1 & ;;
+    kvlab-*) "$server" --port "$2" --threads "${1#kvlab-}" ${backend:+--backend "$backend"} \
+               >"$out/$1.log" 2>&1 & ;;
+  esac
+  pid=$!
+  pids="$pids $pid"
+  i=0
+  until redis-cli -p "$2" ping >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "server $1 did not start" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+stop_servers() {
+  for p in $pids; do kill "$p" 2>/dev/null || true; done
+  for p in $pids; do wait "$p" 2>/dev/null || true; done
+  pids=
+}
+trap 'stop_servers' EXIT INT TERM
+
+for label in $labels; do
+  port=$(free_port)
+  start_server "$label" "$port"
+  eval "port_$(echo "$label" | tr - _)=$port pid_$(echo "$label" | tr - _)=$pid"
+done
+
+for run in $(seq 1 "$runs"); do
+  for pipeline in 30 1; do
+    reqs=$n
+    [ "$pipeline" = 1 ] && reqs=$((n / 4))   # P=1 costs ~10x more per request; keep runs short
+    for test in set get; do
+      for label in $labels; do
+        v=$(echo "$label" | tr - _)
+        eval "port=\$port_$v pid=\$pid_$v"
+        threads=1; [ "$label" = kvlab-2 ] && threads=2
+        c0=$(cpu_ticks "$pid")
+        t0=$(date +%s.%N)
+        line=$(redis-benchmark -p "$port" -P "$pipeline" -d 256 -r 100000 -c 50 -n "$reqs" \
+                 -t "$test" --csv 2>/dev/null | tail -1)
+        t1=$(date +%s.%N)
+        c1=$(cpu_ticks "$pid")
+        rps=$(echo "$line" | awk -F'","' '{ gsub(/"/, "", $2); print $2 }')
+        awk -v s="$label" -v th="$threads" -v p="$pipeline" -v t="$test" -v r="$run" \
+            -v n="$reqs" -v t0="$t0" -v t1="$t1" -v rps="$rps" -v c0="$c0" -v c1="$c1" \
+            -v tck="$tck" 'BEGIN {
+              cpu = (c1 - c0) / tck
+              printf "%s,%s,%s,%s,%s,%d,%.3f,%.0f,%.2f,%.0f\n", s, th, p, t, r, n, t1 - t0, rps,
+                     cpu, (cpu > 0 ? n / cpu : 0) }' >> "$csv"
+        tail -1 "$csv"
+      done
+    done
+  done
+done
+stop_servers
+uptime > "$out/load.txt"
+
+# Median over runs per (server, pipeline, test); ratios against redis.
+awk -F, 'NR > 1 { k = $1 "," $3 "," $4; rps[k] = rps[k] " " $8; cps[k] = cps[k] " " $10; keys[k] = 1 }
+  function median(s,   a, n, i, j, t) {
+    n = split(s, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  END {
+    print "| server | pipeline | test | requests/s (median) | vs redis | requests per server CPU-s | vs redis |"
+    print "|---|---|---|---|---|---|---|"
+    split("redis kvlab-1 kvlab-2", servers, " ")
+    split("30 1", pipes, " ")
+    split("set get", tests, " ")
+    for (pi = 1; pi <= 2; pi++) for (ti = 1; ti <= 2; ti++) for (si = 1; si <= 3; si++) {
+      k = servers[si] "," pipes[pi] "," tests[ti]; b = "redis," pipes[pi] "," tests[ti]
+      if (!(k in keys)) continue
+      r = median(rps[k]); c = median(cps[k]); rb = median(rps[b]); cb = median(cps[b])
+      printf "| %s | %s | %s | %.0f | %.2fx | %.0f | %.2fx |\n", servers[si], pipes[pi], toupper(tests[ti]),
+             r, (rb > 0 ? r / rb : 0), c, (cb > 0 ? c / cb : 0)
+    }
+  }' "$csv" | tee "$out/table.md"
+echo
+echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs, median"
+echo "results: $out"

@@ -1,0 +1,108 @@
+// The command table: one row per command (name, arity, flags, handler, documentation), grouped
+// by family in server/commands/<family>.cpp and collected into one lookup table.
+//
+// Arity follows Redis: a positive arity is the exact argument count including the command name, a
+// negative one is a minimum ("-2": the name and at least one argument). Commands with subcommands
+// (CLIENT, CONFIG, COMMAND) carry their own table of subcommand rows; dispatch() checks existence,
+// arity and authentication for both levels in one place, so handlers never re-check argc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/object.hpp"
+#include "server/reply.hpp"
+
+namespace kvlab {
+template <class V>
+class AnyKeyspace;
+}
+
+namespace kvlab::server {
+
+class Server;
+class Worker;
+struct Connection;
+using Keyspace = AnyKeyspace<Value>;
+
+enum CommandFlag : std::uint32_t {
+  kWrite = 1u << 0,     // may modify the keyspace
+  kReadOnly = 1u << 1,  // reads keys only
+  kAdmin = 1u << 2,     // administrative (CONFIG SET, SHUTDOWN, FLUSHALL…)
+  kFast = 1u << 3,      // O(1) or O(log N)
+  kNoAuth = 1u << 4,    // allowed before AUTH when a password is required
+  kDenyOom = 1u << 5,   // may grow memory
+  kLoading = 1u << 6,   // allowed while loading (always true here; kept for COMMAND output)
+  kStale = 1u << 7,
+  kPubSub = 1u << 8,
+  kMultiKeyPerKeyAtomic = 1u << 9,  // touches several keys; atomic per key, not as a whole
+};
+
+// Everything a handler needs for one command.
+struct CommandContext {
+  Server& server;
+  Worker& worker;
+  Connection& conn;
+  Keyspace& ks;
+  ReplyWriter& reply;
+  std::span<const std::string_view> argv;
+  std::int64_t now_ms;  // wall-clock milliseconds, sampled once per batch of commands
+
+  std::string_view arg(std::size_t i) const { return argv[i]; }
+  std::size_t argc() const { return argv.size(); }
+};
+
+using CommandHandler = void (*)(CommandContext&);
+
+struct CommandSpec {
+  std::string_view name;  // lower case; subcommands hold only their own word ("setname")
+  int arity;
+  std::uint32_t flags;
+  CommandHandler handler;
+  int first_key = 0;  // COMMAND INFO key positions (0 = no keys)
+  int last_key = 0;
+  int key_step = 0;
+  std::string_view group;       // "string", "generic", "connection", "server"
+  std::string_view summary;     // one line, shown by COMMAND DOCS and redis-cli hints
+  std::string_view arguments;   // argument synopsis, e.g. "key value [EX seconds|PX milliseconds]"
+  std::string_view since = "1.0.0";
+  std::string_view complexity = "O(1)";
+  std::span<const CommandSpec> subcommands = {};
+};
+
+// The command families; each returns its rows (static storage).
+std::span<const CommandSpec> string_commands();
+std::span<const CommandSpec> key_commands();
+std::span<const CommandSpec> admin_commands();  // connection and server commands
+
+// The merged table, built once (thread-safe static initialisation).
+class CommandTable {
+ public:
+  static const CommandTable& instance();
+  // Case-insensitive lookup of a top-level command; nullptr when unknown.
+  const CommandSpec* find(std::string_view name) const;
+  // Case-insensitive lookup of a subcommand of `parent`; nullptr when unknown.
+  static const CommandSpec* find_sub(const CommandSpec& parent, std::string_view name);
+  std::span<const CommandSpec* const> all() const { return {all_.data(), all_.size()}; }
+  // "get", or "client|list" for a subcommand; valid for the program's lifetime.
+  const char* full_name(const CommandSpec* c) const;
+
+ private:
+  CommandTable();
+  struct Impl;
+  std::vector<const CommandSpec*> all_;
+  Impl* impl_;
+};
+
+// Runs one command: existence, arity and authentication checks, then the handler. Never throws.
+void dispatch(CommandContext& ctx);
+
+// The COMMAND reply helpers (used by admin.cpp).
+void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent = {});
+void reply_command_docs(ReplyWriter& r, const CommandSpec& c);
+
+}  // namespace kvlab::server

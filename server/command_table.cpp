@@ -1,0 +1,305 @@
+// The merged command table and dispatch(): the one place where command existence, arity and
+// authentication are checked, for commands and subcommands alike.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+#include "server/command.hpp"
+#include "server/errors.hpp"
+#include "server/server.hpp"
+#include "server/worker.hpp"
+
+namespace kvlab::server {
+
+namespace err {
+std::string unknown_command(std::string_view name, const std::string_view* args,
+                            std::size_t argc) {
+  std::string out = "ERR unknown command '";
+  out.append(name.substr(0, 128));
+  out += "', with args beginning with: ";
+  std::string list;
+  for (std::size_t i = 0; i < argc && list.size() < 128; ++i) {
+    list += '\'';
+    list.append(args[i].substr(0, 128 - list.size()));
+    list += "' ";
+  }
+  return out + list;
+}
+
+std::string wrong_arity(std::string_view full_name) {
+  return "ERR wrong number of arguments for '" + std::string(full_name) + "' command";
+}
+
+std::string unknown_subcommand(std::string_view sub, std::string_view command_upper) {
+  return "ERR unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
+         std::string(command_upper) + " HELP.";
+}
+}  // namespace err
+
+// Command lookup is on every request's path: an open-addressing table of 256 slots keyed by an
+// FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it.
+struct CommandTable::Impl {
+  static constexpr std::size_t kSlots = 256;
+  struct Slot {
+    std::string_view name;
+    const CommandSpec* spec = nullptr;
+  };
+  Slot slots[kSlots];
+  void put(const CommandSpec* c) {
+    std::uint32_t h = 2166136261u;
+    for (char ch : c->name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+    for (std::size_t i = h % kSlots;; i = (i + 1) % kSlots) {
+      if (slots[i].spec == nullptr) {
+        slots[i] = {c->name, c};
+        return;
+      }
+    }
+  }
+  std::unordered_map<const CommandSpec*, std::string> full_names;  // "client|list"
+};
+
+CommandTable::CommandTable() : impl_(new Impl) {
+  for (auto family : {admin_commands(), key_commands(), string_commands()}) {
+    for (const CommandSpec& c : family) {
+      all_.push_back(&c);
+      impl_->put(&c);
+      impl_->full_names.emplace(&c, std::string(c.name));
+      for (const CommandSpec& sub : c.subcommands)
+        impl_->full_names.emplace(&sub, std::string(c.name) + "|" + std::string(sub.name));
+    }
+  }
+  if (all_.size() > Impl::kSlots / 2) std::abort();  // keep the lookup table sparse
+  std::sort(all_.begin(), all_.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+}
+
+const CommandTable& CommandTable::instance() {
+  static const CommandTable table;
+  return table;
+}
+
+namespace {
+// Lower-cases a command name into a small stack buffer; names longer than the buffer are unknown.
+bool lower_name(std::string_view name, char (&buf)[32], std::string_view* out) {
+  if (name.size() > sizeof buf) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
+  *out = std::string_view(buf, name.size());
+  return true;
+}
+
+bool arity_ok(int arity, std::size_t argc) {
+  return arity >= 0 ? argc == static_cast<std::size_t>(arity)
+                    : argc >= static_cast<std::size_t>(-arity);
+}
+
+std::string upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+  return u;
+}
+}  // namespace
+
+const char* CommandTable::full_name(const CommandSpec* c) const {
+  auto it = impl_->full_names.find(c);
+  return it == impl_->full_names.end() ? "?" : it->second.c_str();
+}
+
+const CommandSpec* CommandTable::find(std::string_view name) const {
+  if (name.size() > 32) return nullptr;
+  char buf[32];
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    buf[i] = c;
+    h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  }
+  const std::string_view lower(buf, name.size());
+  for (std::size_t i = h % Impl::kSlots;; i = (i + 1) % Impl::kSlots) {
+    const Impl::Slot& s = impl_->slots[i];
+    if (s.spec == nullptr) return nullptr;
+    if (s.name == lower) return s.spec;
+  }
+}
+
+const CommandSpec* CommandTable::find_sub(const CommandSpec& parent, std::string_view name) {
+  char buf[32];
+  std::string_view lower;
+  if (!lower_name(name, buf, &lower)) return nullptr;
+  for (const CommandSpec& s : parent.subcommands)
+    if (s.name == lower) return &s;
+  return nullptr;
+}
+
+void dispatch(CommandContext& ctx) {
+  const CommandSpec* cmd = CommandTable::instance().find(ctx.argv[0]);
+  if (cmd == nullptr) {
+    ctx.reply.error(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
+    return;
+  }
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    const CommandSpec* sub = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (sub == nullptr) {
+      ctx.reply.error(err::unknown_subcommand(ctx.argv[1], upper(cmd->name)));
+      return;
+    }
+    if (!arity_ok(sub->arity, ctx.argc())) {
+      ctx.reply.error(err::wrong_arity(std::string(cmd->name) + "|" + std::string(sub->name)));
+      return;
+    }
+    cmd = sub;
+  } else if (!arity_ok(cmd->arity, ctx.argc())) {
+    ctx.reply.error(err::wrong_arity(cmd->name));
+    return;
+  }
+  if (!ctx.conn.authenticated && !(cmd->flags & kNoAuth)) {
+    ctx.reply.error(err::kNoAuth);
+    return;
+  }
+  if (ctx.conn.info)
+    ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+  try {
+    cmd->handler(ctx);
+  } catch (const std::bad_alloc&) {
+    ctx.reply.error("ERR out of memory");
+  } catch (const std::exception& e) {
+    ctx.reply.error(std::string("ERR internal error: ") + e.what());
+  }
+}
+
+namespace {
+void reply_flags(ReplyWriter& r, std::uint32_t flags) {
+  std::vector<std::string_view> names;
+  if (flags & kWrite) names.push_back("write");
+  if (flags & kReadOnly) names.push_back("readonly");
+  if (flags & kDenyOom) names.push_back("denyoom");
+  if (flags & kAdmin) names.push_back("admin");
+  if (flags & kPubSub) names.push_back("pubsub");
+  if (flags & kNoAuth) names.push_back("no_auth");
+  if (flags & kLoading) names.push_back("loading");
+  if (flags & kStale) names.push_back("stale");
+  if (flags & kFast) names.push_back("fast");
+  r.array(names.size());
+  for (auto n : names) r.simple(n);
+}
+}  // namespace
+
+void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent) {
+  r.array(10);
+  if (parent.empty()) {
+    r.bulk(c.name);
+  } else {
+    r.bulk(std::string(parent) + "|" + std::string(c.name));
+  }
+  r.integer(c.arity);
+  reply_flags(r, c.flags);
+  r.integer(c.first_key);
+  r.integer(c.last_key);
+  r.integer(c.key_step);
+  // ACL categories: the group, plus read/write/fast.
+  std::vector<std::string> cats;
+  cats.push_back("@" + std::string(c.group == "generic" ? "keyspace" : c.group));
+  if (c.flags & kWrite) cats.push_back("@write");
+  if (c.flags & kReadOnly) cats.push_back("@read");
+  if (c.flags & kFast) cats.push_back("@fast");
+  if (c.flags & kAdmin) cats.push_back("@admin");
+  r.array(cats.size());
+  for (const auto& s : cats) r.simple(s);
+  // Tips: say how multi-key commands behave in the shared mode.
+  if (c.flags & kMultiKeyPerKeyAtomic) {
+    r.array(1);
+    r.simple("kvlab:atomic_per_key");
+  } else {
+    r.array(0);
+  }
+  r.array(0);  // key specs (not modelled; first/last/step above are accurate)
+  r.array(c.subcommands.size());
+  for (const CommandSpec& s : c.subcommands) reply_command_info(r, s, c.name);
+}
+
+namespace {
+// Turns an argument synopsis ("key value [EX seconds]") into COMMAND DOCS argument entries: one
+// entry per top-level word; bracketed groups become optional "block" entries with their text.
+void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
+  std::vector<std::pair<std::string, bool>> words;  // text, optional
+  std::size_t i = 0;
+  while (i < synopsis.size()) {
+    while (i < synopsis.size() && synopsis[i] == ' ') ++i;
+    if (i >= synopsis.size()) break;
+    if (synopsis[i] == '[') {
+      int depth = 0;
+      std::size_t j = i;
+      for (; j < synopsis.size(); ++j) {
+        if (synopsis[j] == '[') ++depth;
+        if (synopsis[j] == ']' && --depth == 0) break;
+      }
+      words.emplace_back(std::string(synopsis.substr(i + 1, j - i - 1)), true);
+      i = j + 1;
+    } else {
+      std::size_t j = synopsis.find(' ', i);
+      if (j == std::string_view::npos) j = synopsis.size();
+      words.emplace_back(std::string(synopsis.substr(i, j - i)), false);
+      i = j;
+    }
+  }
+  r.array(words.size());
+  for (const auto& [text, optional] : words) {
+    bool multiple = text.size() > 4 && text.ends_with("...");
+    std::string name = text;
+    if (multiple) name = text.substr(0, text.find(' '));
+    const bool is_key = name == "key";
+    std::size_t fields = 6 + (optional || multiple ? 2 : 0);
+    r.array(fields);
+    r.bulk("name");
+    r.bulk(name);
+    r.bulk("type");
+    r.bulk(is_key ? "key" : (optional ? "pure-token" : "string"));
+    r.bulk("display_text");
+    r.bulk(text);
+    if (optional || multiple) {
+      r.bulk("flags");
+      r.array((optional ? 1 : 0) + (multiple ? 1 : 0));
+      if (optional) r.simple("optional");
+      if (multiple) r.simple("multiple");
+    }
+  }
+}
+}  // namespace
+
+void reply_command_docs(ReplyWriter& r, const CommandSpec& c) {
+  const bool has_args = !c.arguments.empty();
+  const bool has_subs = !c.subcommands.empty();
+  std::string summary(c.summary);
+  if (c.flags & kMultiKeyPerKeyAtomic)
+    summary += " (kvlab: atomic per key, not across keys, in the shared threading mode)";
+  r.array(8 + (has_args ? 2 : 0) + (has_subs ? 2 : 0));
+  r.bulk("summary");
+  r.bulk(summary);
+  r.bulk("since");
+  r.bulk(c.since);
+  r.bulk("group");
+  r.bulk(c.group);
+  r.bulk("complexity");
+  r.bulk(c.complexity);
+  if (has_args) {
+    r.bulk("arguments");
+    reply_arguments(r, c.arguments);
+  }
+  if (has_subs) {
+    r.bulk("subcommands");
+    r.array(c.subcommands.size() * 2);
+    for (const CommandSpec& s : c.subcommands) {
+      r.bulk(std::string(c.name) + "|" + std::string(s.name));
+      reply_command_docs(r, s);
+    }
+  }
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,106 @@
+// Helpers shared by the command families: expiry-aware lookups over the keyspace and argument
+// parsing with Redis's error replies.
+//
+// Expiry model: a Value carries its absolute expiry; an expired value is treated as absent by every
+// command (lazy expiry) and removed by a conditional erase that re-checks the value it removes, so a
+// concurrent SET that replaced it is never lost. Workers also sweep the keys they saw get a TTL
+// (Worker::track_expiry), so expired keys do not pile up.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "server/command.hpp"
+#include "server/errors.hpp"
+#include "server/object.hpp"
+#include "server/server.hpp"
+#include "server/strings_util.hpp"
+#include "server/worker.hpp"
+
+namespace kvlab::server {
+
+// Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
+inline bool expire_if_due(Keyspace& ks, std::string_view key, std::int64_t now_ms) {
+  bool removed = false;
+  ks.update(key, [&](const Value* v) {
+    removed = v != nullptr && v->expired_at(now_ms);
+    return removed ? Update<Value>::erase() : Update<Value>::keep();
+  });
+  return removed;
+}
+
+// Calls fn(const Value&) for key's live value while the backend protects it. Returns false when
+// the key is absent or expired (and then removes the expired value). Counts keyspace hits/misses.
+template <class F>
+bool read_live(CommandContext& ctx, std::string_view key, F&& fn) {
+  bool expired = false;
+  const bool found = ctx.ks.find(key, [&](const Value& v) {
+    if (v.expired_at(ctx.now_ms)) {
+      expired = true;
+      return;
+    }
+    fn(v);
+  });
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  if (found && !expired) {
+    st.hits.store(st.hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return true;
+  }
+  st.misses.store(st.misses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (expired && expire_if_due(ctx.ks, key, ctx.now_ms)) {
+    st.expired.store(st.expired.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  return false;
+}
+
+// The live value among what update() passes in: nullptr when absent or expired.
+inline const Value* live(const Value* v, std::int64_t now_ms) {
+  return (v != nullptr && !v->expired_at(now_ms)) ? v : nullptr;
+}
+
+// Parses an integer argument; on failure replies "value is not an integer" and returns false.
+inline bool arg_i64(CommandContext& ctx, std::string_view s, std::int64_t* out) {
+  if (parse_i64(s, out)) return true;
+  ctx.reply.error(err::kNotInteger);
+  return false;
+}
+
+enum class TimeUnit { kSeconds, kMilliseconds };
+
+// Converts an expiry argument to absolute milliseconds as Redis does for SET/GETEX/SETEX:
+// non-integer -> "not an integer"; <= 0 or overflow -> "invalid expire time in '<cmd>'".
+inline bool arg_expire(CommandContext& ctx, std::string_view s, TimeUnit unit, bool absolute,
+                       std::string_view cmd_lower, std::int64_t* at_ms) {
+  std::int64_t v = 0;
+  if (!arg_i64(ctx, s, &v)) return false;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  if (v <= 0 || (unit == TimeUnit::kSeconds && v > kMax / 1000)) {
+    ctx.reply.error(err::invalid_expire(cmd_lower));
+    return false;
+  }
+  if (unit == TimeUnit::kSeconds) v *= 1000;
+  if (!absolute) {
+    if (v > kMax - ctx.now_ms) {
+      ctx.reply.error(err::invalid_expire(cmd_lower));
+      return false;
+    }
+    v += ctx.now_ms;
+  }
+  *at_ms = v;
+  return true;
+}
+
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
+  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// The lower-cased command name, for error messages ("invalid expire time in 'set' command").
+inline std::string lower_name(std::string_view s) {
+  std::string out;
+  to_lower(s, &out);
+  return out;
+}
+
+}  // namespace kvlab::server

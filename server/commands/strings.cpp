@@ -1,0 +1,538 @@
+// The string family: GET, SET and friends, counters, ranges.
+//
+// Every write is one keyspace operation on one key: plain SET/MSET use insert_or_assign; anything
+// that reads first (NX/XX/GET/KEEPTTL, INCR, APPEND, SETRANGE…) goes through update(), whose
+// function may run more than once, so it only assigns captured results and never replies itself.
+// New Objects are built outside the function when they do not depend on the current value.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "server/commands/common.hpp"
+
+namespace kvlab::server {
+namespace {
+
+using U = Update<Value>;
+constexpr std::size_t kMaxString = 512ull * 1024 * 1024;
+
+ObjectRef make_str(std::string_view s) { return ObjectRef(Object::make_string(s)); }
+
+void get_cmd(CommandContext& ctx) {
+  bool wrong_type = false;
+  const bool found = read_live(ctx, ctx.arg(1), [&](const Value& v) {
+    if (v.obj->type() != ObjectType::kString) {
+      wrong_type = true;
+      return;
+    }
+    ctx.reply.bulk(v.obj->str());
+  });
+  if (!found) {
+    ctx.reply.null();
+  } else if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  }
+}
+
+// Options shared by SET and GETEX.
+struct ExpiryOptions {
+  bool nx = false, xx = false, get = false, keepttl = false, persist = false;
+  bool has_expire = false;
+  std::int64_t at_ms = 0;
+  // Where the expiry value is and how to read it (GETEX validates it only for an existing key).
+  std::size_t value_index = 0;
+  bool seconds = false, absolute = false;
+};
+
+bool resolve_expiry(CommandContext& ctx, ExpiryOptions* o, std::string_view cmd) {
+  return arg_expire(ctx, ctx.arg(o->value_index),
+                    o->seconds ? TimeUnit::kSeconds : TimeUnit::kMilliseconds, o->absolute, cmd,
+                    &o->at_ms);
+}
+
+// Parses SET's options from argv[3...] (or GETEX's from argv[2...] with getex=true). As in Redis,
+// every option is checked for syntax first; the expiry value is parsed afterwards.
+bool parse_set_options(CommandContext& ctx, std::size_t first, bool getex, ExpiryOptions* o) {
+  std::size_t value_index = 0;
+  bool seconds = false, absolute = false;
+  for (std::size_t i = first; i < ctx.argc(); ++i) {
+    const std::string_view a = ctx.arg(i);
+    const bool has_next = i + 1 < ctx.argc();
+    const bool expire_set = o->has_expire || o->keepttl || o->persist;
+    if (!getex && iequals(a, "nx") && !o->xx) {
+      o->nx = true;
+    } else if (!getex && iequals(a, "xx") && !o->nx) {
+      o->xx = true;
+    } else if (!getex && iequals(a, "get")) {
+      o->get = true;
+    } else if (!getex && iequals(a, "keepttl") && !expire_set) {
+      o->keepttl = true;
+    } else if (getex && iequals(a, "persist") && !expire_set) {
+      o->persist = true;
+    } else if ((iequals(a, "ex") || iequals(a, "px") || iequals(a, "exat") || iequals(a, "pxat")) &&
+               !expire_set && has_next) {
+      seconds = iequals(a, "ex") || iequals(a, "exat");
+      absolute = iequals(a, "exat") || iequals(a, "pxat");
+      o->has_expire = true;
+      value_index = ++i;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return false;
+    }
+  }
+  o->value_index = value_index;
+  o->seconds = seconds;
+  o->absolute = absolute;
+  if (o->has_expire && !getex && !resolve_expiry(ctx, o, "set")) return false;
+  return true;
+}
+
+void set_cmd(CommandContext& ctx) {
+  ExpiryOptions o;
+  if (!parse_set_options(ctx, 3, false, &o)) return;
+  const std::string_view key = ctx.arg(1);
+  ObjectRef obj = make_str(ctx.arg(2));
+  const std::int64_t expire = o.has_expire ? o.at_ms : 0;
+  if (!o.nx && !o.xx && !o.get && !o.keepttl) {
+    ctx.ks.insert_or_assign(key, Value{std::move(obj), expire});
+    if (expire != 0) ctx.worker.track_expiry(key, expire);
+    ctx.reply.ok();
+    return;
+  }
+  bool done = false, wrong_type = false;
+  ObjectRef old;
+  bool had_old = false;
+  std::int64_t final_expire = expire;
+  ctx.ks.update(key, [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    done = false;
+    wrong_type = false;
+    had_old = v != nullptr;
+    old = v != nullptr ? v->obj : ObjectRef();
+    if (o.get && v != nullptr && v->obj->type() != ObjectType::kString) {
+      wrong_type = true;
+      return U::keep();
+    }
+    if ((o.nx && v != nullptr) || (o.xx && v == nullptr)) return U::keep();
+    done = true;
+    final_expire = (o.keepttl && v != nullptr) ? v->expire_ms : expire;
+    return U::assign(Value{obj, final_expire});
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+    return;
+  }
+  if (done && final_expire != 0) ctx.worker.track_expiry(key, final_expire);
+  if (o.get) {
+    if (had_old) {
+      ctx.reply.bulk(old->str());
+    } else {
+      ctx.reply.null();
+    }
+  } else if (done) {
+    ctx.reply.ok();
+  } else {
+    ctx.reply.null();
+  }
+}
+
+// Inserts key only if absent or expired. Returns true when it stored the value.
+bool set_if_absent(CommandContext& ctx, std::string_view key, const ObjectRef& obj,
+                   std::int64_t expire = 0) {
+  if (ctx.ks.insert(key, Value{obj, expire})) return true;
+  bool stored = false;
+  ctx.ks.update(key, [&](const Value* cur) {
+    stored = live(cur, ctx.now_ms) == nullptr;
+    return stored ? U::assign(Value{obj, expire}) : U::keep();
+  });
+  return stored;
+}
+
+void setnx_cmd(CommandContext& ctx) {
+  ctx.reply.integer(set_if_absent(ctx, ctx.arg(1), make_str(ctx.arg(2))) ? 1 : 0);
+}
+
+void setex_generic(CommandContext& ctx, TimeUnit unit, std::string_view name) {
+  std::int64_t at = 0;
+  if (!arg_expire(ctx, ctx.arg(2), unit, false, name, &at)) return;
+  ctx.ks.insert_or_assign(ctx.arg(1), Value{make_str(ctx.arg(3)), at});
+  ctx.worker.track_expiry(ctx.arg(1), at);
+  ctx.reply.ok();
+}
+void setex_cmd(CommandContext& ctx) { setex_generic(ctx, TimeUnit::kSeconds, "setex"); }
+void psetex_cmd(CommandContext& ctx) { setex_generic(ctx, TimeUnit::kMilliseconds, "psetex"); }
+
+void getset_cmd(CommandContext& ctx) {
+  ObjectRef obj = make_str(ctx.arg(2));
+  ObjectRef old;
+  bool wrong_type = false;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    old = v != nullptr ? v->obj : ObjectRef();
+    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    return wrong_type ? U::keep() : U::assign(Value{obj, 0});
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else if (old) {
+    ctx.reply.bulk(old->str());
+  } else {
+    ctx.reply.null();
+  }
+}
+
+void getdel_cmd(CommandContext& ctx) {
+  ObjectRef old;
+  bool wrong_type = false;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    old = v != nullptr ? v->obj : ObjectRef();
+    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    if (cur == nullptr || wrong_type) return U::keep();
+    return U::erase();  // also removes an expired value
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else if (old) {
+    ctx.reply.bulk(old->str());
+  } else {
+    ctx.reply.null();
+  }
+}
+
+void getex_cmd(CommandContext& ctx) {
+  ExpiryOptions o;
+  if (!parse_set_options(ctx, 2, true, &o)) return;
+  if (o.has_expire) {
+    // As Redis: a missing key answers nil before the expiry value is validated.
+    bool exists = false;
+    read_live(ctx, ctx.arg(1), [&](const Value&) { exists = true; });
+    if (!exists) {
+      ctx.reply.null();
+      return;
+    }
+    if (!resolve_expiry(ctx, &o, "getex")) return;
+  }
+  const bool change = o.has_expire || o.persist;
+  ObjectRef old;
+  bool wrong_type = false;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    old = v != nullptr ? v->obj : ObjectRef();
+    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    if (v == nullptr || wrong_type || !change) return U::keep();
+    if (o.has_expire && o.at_ms <= ctx.now_ms) return U::erase();
+    return U::assign(Value{v->obj, o.persist ? 0 : o.at_ms});
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+    return;
+  }
+  if (old && o.has_expire && o.at_ms > ctx.now_ms) ctx.worker.track_expiry(ctx.arg(1), o.at_ms);
+  if (old) {
+    ctx.reply.bulk(old->str());
+  } else {
+    ctx.reply.null();
+  }
+}
+
+void mget_cmd(CommandContext& ctx) {
+  ctx.reply.array(ctx.argc() - 1);
+  for (std::size_t i = 1; i < ctx.argc(); ++i) {
+    bool replied = false;
+    read_live(ctx, ctx.arg(i), [&](const Value& v) {
+      if (v.obj->type() != ObjectType::kString) return;
+      ctx.reply.bulk(v.obj->str());
+      replied = true;
+    });
+    if (!replied) ctx.reply.null();
+  }
+}
+
+void mset_cmd(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply.error(err::wrong_arity("mset"));
+    return;
+  }
+  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
+    ctx.ks.insert_or_assign(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
+  ctx.reply.ok();
+}
+
+// MSETNX: sets all keys only when none exists. Checked first, then inserted one key at a time with
+// insert-if-absent: under concurrent writers to the same keys it is atomic per key, not as a whole.
+void msetnx_cmd(CommandContext& ctx) {
+  if (ctx.argc() % 2 == 0) {
+    ctx.reply.error(err::wrong_arity("msetnx"));
+    return;
+  }
+  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2) {
+    if (read_live(ctx, ctx.arg(i), [](const Value&) {})) {
+      ctx.reply.integer(0);
+      return;
+    }
+  }
+  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
+    set_if_absent(ctx, ctx.arg(i), make_str(ctx.arg(i + 1)));
+  ctx.reply.integer(1);
+}
+
+void append_cmd(CommandContext& ctx) {
+  const std::string_view add = ctx.arg(2);
+  std::size_t new_len = 0;
+  bool wrong_type = false, too_big = false;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    too_big = false;
+    if (wrong_type) return U::keep();
+    const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
+    if (base.size() + add.size() > kMaxString) {
+      too_big = true;
+      return U::keep();
+    }
+    new_len = base.size() + add.size();
+    return U::assign(
+        Value{ObjectRef(Object::make_string(base, add)), v != nullptr ? v->expire_ms : 0});
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else if (too_big) {
+    ctx.reply.error(err::kStringTooLong);
+  } else {
+    ctx.reply.integer(static_cast<std::int64_t>(new_len));
+  }
+}
+
+void strlen_cmd(CommandContext& ctx) {
+  std::int64_t len = 0;
+  bool wrong_type = false;
+  read_live(ctx, ctx.arg(1), [&](const Value& v) {
+    wrong_type = v.obj->type() != ObjectType::kString;
+    len = static_cast<std::int64_t>(v.obj->size());
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else {
+    ctx.reply.integer(len);
+  }
+}
+
+void getrange_cmd(CommandContext& ctx) {
+  std::int64_t start = 0, end = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &start) || !arg_i64(ctx, ctx.arg(3), &end)) return;
+  bool wrong_type = false, replied = false;
+  read_live(ctx, ctx.arg(1), [&](const Value& v) {
+    if (v.obj->type() != ObjectType::kString) {
+      wrong_type = true;
+      return;
+    }
+    const std::string_view s = v.obj->str();
+    const auto len = static_cast<std::int64_t>(s.size());
+    std::int64_t a = start, b = end;
+    if (a < 0 && b < 0 && a > b) return;
+    if (a < 0) a = len + a;
+    if (b < 0) b = len + b;
+    if (a < 0) a = 0;
+    if (b < 0) b = 0;
+    if (b >= len) b = len - 1;
+    if (a > b || len == 0) return;
+    ctx.reply.bulk(s.substr(static_cast<std::size_t>(a), static_cast<std::size_t>(b - a + 1)));
+    replied = true;
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else if (!replied) {
+    ctx.reply.bulk("");
+  }
+}
+
+void setrange_cmd(CommandContext& ctx) {
+  std::int64_t offset = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &offset)) return;
+  if (offset < 0) {
+    ctx.reply.error(err::kOffsetOutOfRange);
+    return;
+  }
+  const std::string_view add = ctx.arg(3);
+  if (static_cast<std::uint64_t>(offset) + add.size() > kMaxString) {
+    ctx.reply.error(err::kStringTooLong);
+    return;
+  }
+  const auto off = static_cast<std::size_t>(offset);
+  std::size_t new_len = 0;
+  bool wrong_type = false;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    if (wrong_type) return U::keep();
+    const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
+    if (add.empty()) {  // nothing to write: report the length, create nothing
+      new_len = base.size();
+      return U::keep();
+    }
+    new_len = std::max(base.size(), off + add.size());
+    Object* o = Object::make_zeroed(new_len);
+    std::memcpy(o->bytes(), base.data(), base.size());
+    std::memcpy(o->bytes() + off, add.data(), add.size());
+    return U::assign(Value{ObjectRef(o), v != nullptr ? v->expire_ms : 0});
+  });
+  if (wrong_type) {
+    ctx.reply.error(err::kWrongType);
+  } else {
+    ctx.reply.integer(static_cast<std::int64_t>(new_len));
+  }
+}
+
+enum class IncrError { kNone, kWrongType, kNotInteger, kOverflow };
+
+void incr_generic(CommandContext& ctx, std::int64_t by) {
+  std::int64_t result = 0;
+  IncrError e = IncrError::kNone;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    std::int64_t base = 0;
+    e = IncrError::kNone;
+    if (v != nullptr) {
+      if (v->obj->type() != ObjectType::kString) {
+        e = IncrError::kWrongType;
+        return U::keep();
+      }
+      if (!parse_i64(v->obj->str(), &base)) {
+        e = IncrError::kNotInteger;
+        return U::keep();
+      }
+    }
+    if ((by < 0 && base < 0 && by < std::numeric_limits<std::int64_t>::min() - base) ||
+        (by > 0 && base > 0 && by > std::numeric_limits<std::int64_t>::max() - base)) {
+      e = IncrError::kOverflow;
+      return U::keep();
+    }
+    result = base + by;
+    char buf[24];
+    const std::size_t n = format_i64(result, buf);
+    return U::assign(Value{ObjectRef(Object::make_string(std::string_view(buf, n))),
+                           v != nullptr ? v->expire_ms : 0});
+  });
+  switch (e) {
+    case IncrError::kNone: ctx.reply.integer(result); break;
+    case IncrError::kWrongType: ctx.reply.error(err::kWrongType); break;
+    case IncrError::kNotInteger: ctx.reply.error(err::kNotInteger); break;
+    case IncrError::kOverflow: ctx.reply.error(err::kOverflow); break;
+  }
+}
+
+void incr_cmd(CommandContext& ctx) { incr_generic(ctx, 1); }
+void decr_cmd(CommandContext& ctx) { incr_generic(ctx, -1); }
+void incrby_cmd(CommandContext& ctx) {
+  std::int64_t by = 0;
+  if (arg_i64(ctx, ctx.arg(2), &by)) incr_generic(ctx, by);
+}
+void decrby_cmd(CommandContext& ctx) {
+  std::int64_t by = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &by)) return;
+  if (by == std::numeric_limits<std::int64_t>::min()) {
+    ctx.reply.error(err::kDecrOverflow);
+    return;
+  }
+  incr_generic(ctx, -by);
+}
+
+void incrbyfloat_cmd(CommandContext& ctx) {
+  long double by = 0;
+  if (!parse_long_double(ctx.arg(2), &by)) {
+    ctx.reply.error(err::kNotFloat);
+    return;
+  }
+  std::string result;
+  enum { kOk, kWrongType, kNotFloat, kNanInf } e = kOk;
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+    const Value* v = live(cur, ctx.now_ms);
+    long double base = 0;
+    e = kOk;
+    if (v != nullptr) {
+      if (v->obj->type() != ObjectType::kString) {
+        e = kWrongType;
+        return U::keep();
+      }
+      if (!parse_long_double(v->obj->str(), &base)) {
+        e = kNotFloat;
+        return U::keep();
+      }
+    }
+    const long double sum = base + by;
+    if (std::isnan(sum) || std::isinf(sum)) {
+      e = kNanInf;
+      return U::keep();
+    }
+    result = format_long_double_human(sum);
+    return U::assign(Value{make_str(result), v != nullptr ? v->expire_ms : 0});
+  });
+  switch (e) {
+    case kOk: ctx.reply.bulk(result); break;
+    case kWrongType: ctx.reply.error(err::kWrongType); break;
+    case kNotFloat: ctx.reply.error(err::kNotFloat); break;
+    case kNanInf: ctx.reply.error(err::kNanOrInf); break;
+  }
+}
+
+constexpr std::uint32_t kRW = kWrite | kDenyOom;
+const CommandSpec kStringCommands[] = {
+    {"get", 2, kReadOnly | kFast, get_cmd, 1, 1, 1, "string", "Get the value of a key", "key"},
+    {"set", -3, kRW, set_cmd, 1, 1, 1, "string",
+     "Set the string value of a key, optionally with an expiry and a condition",
+     "key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT "
+     "unix-time-milliseconds|KEEPTTL]"},
+    {"setnx", 3, kRW | kFast, setnx_cmd, 1, 1, 1, "string",
+     "Set the value of a key, only if the key does not exist", "key value"},
+    {"setex", 4, kRW, setex_cmd, 1, 1, 1, "string",
+     "Set the value and expiration of a key", "key seconds value", "2.0.0"},
+    {"psetex", 4, kRW, psetex_cmd, 1, 1, 1, "string",
+     "Set the value and expiration in milliseconds of a key", "key milliseconds value", "2.6.0"},
+    {"getset", 3, kRW | kFast, getset_cmd, 1, 1, 1, "string",
+     "Set the string value of a key and return its old value", "key value"},
+    {"getdel", 2, kWrite | kFast, getdel_cmd, 1, 1, 1, "string",
+     "Get the value of a key and delete the key", "key", "6.2.0"},
+    {"getex", -2, kWrite | kFast, getex_cmd, 1, 1, 1, "string",
+     "Get the value of a key and optionally set its expiration",
+     "key [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|PERSIST]",
+     "6.2.0"},
+    {"mget", -2, kReadOnly | kFast | kMultiKeyPerKeyAtomic, mget_cmd, 1, -1, 1, "string",
+     "Get the values of all the given keys", "key ...", "1.0.0", "O(N) where N is the number of keys"},
+    {"mset", -3, kRW | kMultiKeyPerKeyAtomic, mset_cmd, 1, -1, 2, "string",
+     "Set multiple keys to multiple values", "key value ...", "1.0.1",
+     "O(N) where N is the number of keys"},
+    {"msetnx", -3, kRW | kMultiKeyPerKeyAtomic, msetnx_cmd, 1, -1, 2, "string",
+     "Set multiple keys to multiple values, only if none of the keys exist", "key value ...",
+     "1.0.1", "O(N) where N is the number of keys"},
+    {"append", 3, kRW | kFast, append_cmd, 1, 1, 1, "string", "Append a value to a key",
+     "key value", "2.0.0"},
+    {"strlen", 2, kReadOnly | kFast, strlen_cmd, 1, 1, 1, "string",
+     "Get the length of the value stored in a key", "key", "2.2.0"},
+    {"getrange", 4, kReadOnly, getrange_cmd, 1, 1, 1, "string",
+     "Get a substring of the string stored at a key", "key start end", "2.4.0",
+     "O(N) where N is the length of the returned string"},
+    {"substr", 4, kReadOnly, getrange_cmd, 1, 1, 1, "string",
+     "Get a substring of the string stored at a key", "key start end", "1.0.0",
+     "O(N) where N is the length of the returned string"},
+    {"setrange", 4, kRW, setrange_cmd, 1, 1, 1, "string",
+     "Overwrite part of a string at key starting at the specified offset", "key offset value",
+     "2.2.0"},
+    {"incr", 2, kRW | kFast, incr_cmd, 1, 1, 1, "string",
+     "Increment the integer value of a key by one", "key"},
+    {"decr", 2, kRW | kFast, decr_cmd, 1, 1, 1, "string",
+     "Decrement the integer value of a key by one", "key"},
+    {"incrby", 3, kRW | kFast, incrby_cmd, 1, 1, 1, "string",
+     "Increment the integer value of a key by the given amount", "key increment"},
+    {"decrby", 3, kRW | kFast, decrby_cmd, 1, 1, 1, "string",
+     "Decrement the integer value of a key by the given number", "key decrement"},
+    {"incrbyfloat", 3, kRW | kFast, incrbyfloat_cmd, 1, 1, 1, "string",
+     "Increment the float value of a key by the given amount", "key increment", "2.6.0"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> string_commands() { return kStringCommands; }
+
+}  // namespace kvlab::server

@@ -1,0 +1,92 @@
+// Every error text kvlab-server writes, in one place, spelled exactly as Redis 7 spells them so
+// that client libraries and test suites written against Redis see the same replies.
+//
+// Each constant is the full RESP error line without the leading '-' and trailing CRLF; the reply
+// writer adds both. Messages with arguments have a small formatting function next to them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kvlab::server::err {
+
+// Protocol errors: the connection is closed after the reply (see resp_parser.hpp).
+inline constexpr std::string_view kProtoTooBigInline = "ERR Protocol error: too big inline request";
+inline constexpr std::string_view kProtoUnbalancedQuotes =
+    "ERR Protocol error: unbalanced quotes in request";
+inline constexpr std::string_view kProtoTooBigMbulk = "ERR Protocol error: too big mbulk count string";
+inline constexpr std::string_view kProtoInvalidMbulk = "ERR Protocol error: invalid multibulk length";
+inline constexpr std::string_view kProtoTooBigBulk = "ERR Protocol error: too big bulk count string";
+inline constexpr std::string_view kProtoInvalidBulk = "ERR Protocol error: invalid bulk length";
+inline constexpr std::string_view kProtoUnauthMbulk =
+    "ERR Protocol error: unauthenticated multibulk length";
+inline constexpr std::string_view kProtoUnauthBulk =
+    "ERR Protocol error: unauthenticated bulk length";
+inline std::string proto_expected_dollar(char got) {
+  return std::string("ERR Protocol error: expected '$', got '") + got + "'";
+}
+
+// Command dispatch.
+std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc);
+std::string wrong_arity(std::string_view full_name);  // full_name is "get" or "client|setname"
+std::string unknown_subcommand(std::string_view sub, std::string_view command_upper);
+inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
+inline constexpr std::string_view kNoAuthHello =
+    "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+    "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+    "RESP protocol version at the same time";
+inline constexpr std::string_view kWrongPass =
+    "WRONGPASS invalid username-password pair or user is disabled.";
+inline constexpr std::string_view kAuthNoPassword =
+    "ERR AUTH <password> called without any password configured for the default user. Are you "
+    "sure your configuration is correct?";
+inline constexpr std::string_view kMaxClients = "ERR max number of clients reached";
+inline constexpr std::string_view kDenied =
+    "DENIED kvlab-server is running in protected mode because no password is set and the client "
+    "is not on the loopback interface. Either set a password with --requirepass, or restart with "
+    "--protected-mode no if you want to accept clients from other hosts.";
+
+// Generic argument errors.
+inline constexpr std::string_view kSyntax = "ERR syntax error";
+inline constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
+inline constexpr std::string_view kNanOrInf = "ERR increment would produce NaN or Infinity";
+inline constexpr std::string_view kWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kStringTooLong =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";
+inline constexpr std::string_view kInvalidCursor = "ERR invalid cursor";
+inline constexpr std::string_view kDbIndexOutOfRange = "ERR DB index is out of range";
+inline constexpr std::string_view kNoProto = "NOPROTO unsupported protocol version";
+inline constexpr std::string_view kHelloProtoNotInteger =
+    "ERR Protocol version is not an integer or out of range";
+inline constexpr std::string_view kExpireNxXxGtLt =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+inline constexpr std::string_view kExpireGtLt =
+    "ERR GT and LT options at the same time are not compatible";
+inline constexpr std::string_view kClientNameSpaces =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+inline constexpr std::string_view kClientSetinfoBadAttr =
+    "ERR Unrecognized option";
+inline constexpr std::string_view kNoSuchClient = "ERR No such client";
+inline std::string invalid_expire(std::string_view command_lower) {
+  return "ERR invalid expire time in '" + std::string(command_lower) + "' command";
+}
+inline std::string config_set_unknown(std::string_view name) {
+  return "ERR Unknown option or number of arguments for CONFIG SET - '" + std::string(name) + "'";
+}
+inline std::string config_set_invalid(std::string_view name, std::string_view why) {
+  return "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " +
+         std::string(why);
+}
+
+}  // namespace kvlab::server::err
+
+namespace kvlab::server::err {
+inline constexpr std::string_view kDecrOverflow = "ERR decrement would overflow";
+inline std::string unsupported_option(std::string_view opt) {
+  return "ERR Unsupported option " + std::string(opt);
+}
+}  // namespace kvlab::server::err

@@ -1,0 +1,221 @@
+// kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace.
+//
+// Start-up: parse flags (CLI11; --config FILE reads the same flags from a file), choose and check
+// the backend, plan worker placement, open one SO_REUSEPORT listener per worker, print the start-up
+// log, then wait for SIGINT/SIGTERM (or SHUTDOWN) and stop gracefully with exit status 0.
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kvlab_config.hpp"
+#include "server/keyspace_factory.hpp"
+#include "server/server.hpp"
+#include "structures/registry.hpp"
+
+#ifdef KVLAB_SERVER_HAVE_TOPO
+#include "tools/topology/placement.hpp"
+#endif
+
+namespace {
+
+unsigned allowed_cpus(std::vector<unsigned>* list) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  for (unsigned i = 0; i < CPU_SETSIZE; ++i)
+    if (CPU_ISSET(i, &set)) list->push_back(i);
+  return list->empty() ? 1u : static_cast<unsigned>(list->size());
+}
+
+std::string cpu_list_text(const std::vector<unsigned>& cpus) {
+#ifdef KVLAB_SERVER_HAVE_TOPO
+  return kvlab::topo::format_cpu_list(cpus);
+#else
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(cpus[i]);
+    if (j > i) out += "-" + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using kvlab::server::Config;
+  Config cfg;
+  bool list_backends = false, dry_run = false;
+  std::string protected_mode = "yes";
+  std::size_t expected_keys = 1024;
+
+  CLI::App app{"kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace"};
+  app.set_version_flag("--version",
+                       std::string("kvlab-server ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
+  app.set_config("--config", "", "Read flags from a config file (TOML or INI: `port = 7000`)");
+  app.add_option("--bind", cfg.bind, "Address to listen on")->capture_default_str();
+  app.add_option("--port", cfg.port, "TCP port")->capture_default_str()->check(CLI::Range(1, 65535));
+  app.add_option("--threads", cfg.threads,
+                 "Worker threads, each with its own event loop (default: CPUs allowed to the process)")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--backend", cfg.backend,
+                 std::string("Keyspace backend (default: ") +
+                     std::string(kvlab::default_map_backend()) + "; see --list-backends)");
+  app.add_flag("--list-backends", list_backends, "Print the registered backends and exit");
+  app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--requirepass", cfg.requirepass, "Require AUTH with this password");
+  app.add_option("--protected-mode", protected_mode,
+                 "yes: refuse non-loopback clients unless --requirepass is set")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"yes", "no"}));
+  app.add_option("--placement", cfg.placement,
+                 "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
+                 "explicit:LIST")
+      ->capture_default_str();
+  app.add_option("--smt", cfg.smt, "SMT use for placement: auto, on, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  app.add_flag("--placement-dry-run", dry_run, "Print the placement plan and exit");
+  app.add_option("--expected-keys", expected_keys, "Initial capacity hint for the keyspace")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  cfg.protected_mode = protected_mode == "yes";
+
+  if (list_backends) {
+    std::fputs(kvlab::format_backend_table(kvlab::TableFormat::text).c_str(), stdout);
+    return 0;
+  }
+
+  std::vector<unsigned> allowed;
+  const unsigned ncpus = allowed_cpus(&allowed);
+  if (cfg.threads == 0) cfg.threads = ncpus;
+  if (cfg.backend.empty()) cfg.backend = std::string(kvlab::default_map_backend());
+
+  const kvlab::BackendTraits* traits = kvlab::find_backend(cfg.backend);
+  if (traits == nullptr) {
+    std::fprintf(stderr, "kvlab-server: unknown backend '%s' (--list-backends shows them)\n",
+                 cfg.backend.c_str());
+    return 2;
+  }
+  if (traits->family == "queue") {
+    std::fprintf(stderr, "kvlab-server: '%s' is a queue backend; the keyspace needs a map\n",
+                 cfg.backend.c_str());
+    return 2;
+  }
+  if (!traits->concurrent_erase && cfg.threads > 1) {
+    std::fprintf(stderr,
+                 "kvlab-server: backend '%s' lacks the concurrent_erase capability (its erase may "
+                 "not run concurrently with other operations), so DEL/expiry would race with "
+                 "other workers; use --threads 1 or another backend\n",
+                 cfg.backend.c_str());
+    return 2;
+  }
+
+  // Placement.
+  std::vector<std::vector<unsigned>> worker_cpus(cfg.threads);
+  std::vector<std::string> reasons(cfg.threads, "not bound (placement none)");
+  std::string summary;
+  std::vector<std::string> warnings;
+#ifdef KVLAB_SERVER_HAVE_TOPO
+  {
+    const kvlab::topo::PlanResult plan = kvlab::topo::plan_live(cfg.threads, cfg.placement, cfg.smt);
+    if (!plan.ok) {
+      std::fprintf(stderr, "kvlab-server: --placement %s: %s\n", cfg.placement.c_str(),
+                   plan.error.c_str());
+      return 2;
+    }
+    summary = plan.topology_summary;
+    warnings = plan.warnings;
+    for (const auto& w : plan.workers) {
+      if (w.worker >= cfg.threads) continue;
+      worker_cpus[w.worker] = w.cpus;
+      reasons[w.worker] = w.cpus.empty() ? w.reason : "cpus " + cpu_list_text(w.cpus) + ": " + w.reason;
+    }
+  }
+#else
+  if (cfg.placement != "none") {
+    std::fprintf(stderr,
+                 "kvlab-server: --placement %s needs the topology library, which this build lacks\n",
+                 cfg.placement.c_str());
+    return 2;
+  }
+#endif
+  if (dry_run) {
+    std::printf("placement plan: %u workers, policy %s, smt %s\n", cfg.threads,
+                cfg.placement.c_str(), cfg.smt.c_str());
+    if (!summary.empty()) std::printf("machine: %s\n", summary.c_str());
+    std::printf("allowed cpus: %s\n", cpu_list_text(allowed).c_str());
+    for (unsigned i = 0; i < cfg.threads; ++i)
+      std::printf("worker %u: %s\n", i, reasons[i].c_str());
+    for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
+    return 0;
+  }
+
+  auto ks = kvlab::server::make_value_keyspace(cfg.backend, expected_keys);
+  if (!ks) {
+    std::fprintf(stderr, "kvlab-server: cannot create backend '%s'\n", cfg.backend.c_str());
+    return 2;
+  }
+
+  // Room for maxclients connections plus listeners, epoll and the like (Redis does the same).
+  {
+    rlimit r{};
+    if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < cfg.maxclients + 64u + cfg.threads * 4u) {
+      r.rlim_cur = std::min<rlim_t>(r.rlim_max, cfg.maxclients + 64u + cfg.threads * 4u);
+      setrlimit(RLIMIT_NOFILE, &r);
+      getrlimit(RLIMIT_NOFILE, &r);
+      if (r.rlim_cur < cfg.maxclients + 64u)
+        std::fprintf(stderr, "kvlab-server: warning: open-file limit %llu is below maxclients %u\n",
+                     static_cast<unsigned long long>(r.rlim_cur), cfg.maxclients);
+    }
+  }
+
+  // Block the shutdown signals in every thread (workers inherit the mask); the main thread waits
+  // for them with sigwait. SIGPIPE is ignored: a peer that vanished is an EPIPE, not a crash.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string placement = cfg.placement;
+  kvlab::server::Server server(cfg, std::move(ks), traits->name.data());
+  server.set_placement_summary(summary);
+  if (!server.start(worker_cpus, reasons)) return 1;
+
+  std::fprintf(stderr, "kvlab-server %s (git %s) pid %d\n", KVLAB_VERSION, KVLAB_GIT_SHA,
+               static_cast<int>(getpid()));
+  std::fprintf(stderr, "backend: %s (%s, reclamation: %s)\n", traits->name.data(),
+               std::string(kvlab::to_string(traits->progress)).c_str(),
+               std::string(kvlab::to_string(traits->reclamation)).c_str());
+  std::fprintf(stderr, "threads: %u, mode: shared, placement: %s, allowed cpus: %s\n", cfg.threads,
+               placement.c_str(), cpu_list_text(allowed).c_str());
+  if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());
+  for (const auto& w : warnings) std::fprintf(stderr, "placement warning: %s\n", w.c_str());
+  for (unsigned i = 0; i < cfg.threads; ++i)
+    std::fprintf(stderr, "worker %u: running on cpu %d, %s\n", i,
+                 server.stats(i).cpu.load(std::memory_order_acquire), reasons[i].c_str());
+  std::fprintf(stderr, "listening on %s:%d; ready to accept connections\n", cfg.bind.c_str(),
+               cfg.port);
+  server.run_until_signal();
+  std::fprintf(stderr, "kvlab-server: bye\n");
+  return 0;
+}

@@ -1,0 +1,81 @@
+// The request side of RESP2: an incremental parser for multibulk commands (`*2\r\n$3\r\nGET\r\n
+// $1\r\nk\r\n`) and inline commands (`PING\r\n`, `SET k "a b"\n`), as redis-cli, hiredis and
+// redis-benchmark send them.
+//
+// The caller owns the bytes. It passes the parser everything received from the first byte of the
+// command not yet parsed to the last byte read; when a call returns kIncomplete the caller reads
+// more and calls again with the same prefix extended (it may move the bytes in memory meanwhile:
+// the parser remembers offsets, never pointers). So a command split over any number of reads costs
+// O(arguments) in total, not O(reads × bytes), and a 64 MiB bulk is scanned once.
+//
+// Limits are checked on the announced lengths, before the caller grows any buffer: a bulk is at
+// most kMaxBulk (512 MiB, Redis's proto-max-bulk-len), an inline command or a length line at most
+// kMaxInline (64 KiB), a multibulk count at most INT_MAX; an unauthenticated client may announce
+// at most 10 arguments and 16 KiB per argument. A violation is a protocol error: the caller
+// replies error() and closes the connection after the reply.
+//
+// Thread safety: none; one parser per connection.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kvlab::server {
+
+class RequestParser {
+ public:
+  static constexpr std::size_t kMaxBulk = 512ull * 1024 * 1024;
+  static constexpr std::size_t kMaxInline = 64 * 1024;
+  static constexpr std::int64_t kMaxMultibulk = 2147483647;  // INT_MAX
+  static constexpr std::int64_t kMaxUnauthArgs = 10;
+  static constexpr std::int64_t kMaxUnauthBulk = 16384;
+
+  enum class Status { kCommand, kIncomplete, kError };
+
+  // Parses one command from data (see the file comment for what data must hold).
+  //   kCommand: args() holds the arguments (possibly none: an empty line or `*0`, which the caller
+  //             skips without a reply) and consumed() the bytes the command took. The views point
+  //             into data (multibulk) or into the parser (inline) and stay valid until the next call.
+  //   kIncomplete: more bytes are needed; bytes_needed() is the total length of data that would
+  //             complete the current bulk (0 when unknown), so the caller can size its buffer once.
+  //   kError: error() is the full error line (without '-'); the parser must not be used again
+  //             except after reset().
+  Status parse(std::string_view data, bool authenticated);
+
+  const std::vector<std::string_view>& args() const { return args_; }
+  std::size_t consumed() const { return consumed_; }
+  std::size_t bytes_needed() const { return bytes_needed_; }
+  const std::string& error() const { return error_; }
+  void reset();
+
+ private:
+  enum class Kind : std::uint8_t { kNone, kInline, kMultibulk };
+  Status fail(std::string_view message);
+  Status fail(std::string message);
+  Status parse_inline(std::string_view data);
+  Status parse_multibulk(std::string_view data, bool authenticated);
+  Status finish(std::string_view data);
+
+  Kind kind_ = Kind::kNone;
+  std::int64_t expected_ = -1;  // multibulk count; -1 until the header is parsed
+  std::int64_t bulk_len_ = -1;  // length of the bulk being read; -1 until its header is parsed
+  std::size_t cursor_ = 0;      // offset in data where parsing resumes
+  std::vector<std::pair<std::size_t, std::size_t>> spans_;  // (offset, length) of each bulk
+  std::vector<std::string> inline_args_;                  // unescaped inline arguments
+  std::vector<std::string_view> args_;
+  std::size_t consumed_ = 0;
+  std::size_t bytes_needed_ = 0;
+  std::string error_;
+};
+
+// Splits an inline command line into arguments with the quoting rules of Redis's sdssplitargs:
+// blanks separate arguments; "double quotes" understand \n \r \t \b \a \\ \" and \xHH; 'single
+// quotes' understand \'; a closing quote must be followed by a blank or the end of the line.
+// Returns false for unbalanced quotes.
+bool split_inline_args(std::string_view line, std::vector<std::string>* out);
+
+}  // namespace kvlab::server

@@ -1,0 +1,157 @@
+// Process-wide server state: worker start-up, signal-driven shutdown, shared counters.
+#include "server/server.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "server/worker.hpp"
+
+namespace kvlab::server {
+
+std::int64_t wall_ms() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ClientRegistry::add(std::shared_ptr<ClientInfo> c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::uint64_t id = c->id;
+  clients_.emplace(id, std::move(c));
+}
+
+void ClientRegistry::remove(std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  clients_.erase(id);
+}
+
+Server::Server(Config config, std::unique_ptr<Keyspace> ks, std::string backend_name)
+    : config_(std::move(config)),
+      ks_(std::move(ks)),
+      backend_name_(std::move(backend_name)),
+      maxclients_(config_.maxclients) {
+  set_requirepass(config_.requirepass);
+  start_ms_ = wall_ms();
+}
+
+Server::~Server() {
+  for (auto& w : workers_) w->stop();
+  for (auto& w : workers_) w->join();
+  workers_.clear();
+}
+
+bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
+                   const std::vector<std::string>& worker_reasons) {
+  const unsigned n = config_.threads;
+  stats_ = std::make_unique<WorkerStats[]>(n);
+  worker_placement_ = worker_reasons;
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>(*this, i);
+    std::string error;
+    if (!w->open(&error)) {
+      std::fprintf(stderr, "kvlab-server: %s\n", error.c_str());
+      return false;
+    }
+    workers_.push_back(std::move(w));
+  }
+  for (unsigned i = 0; i < n; ++i)
+    workers_[i]->start(i < worker_cpus.size() ? worker_cpus[i] : std::vector<unsigned>{});
+  // Wait (bounded) until every worker has reported the CPU it runs on, for the start-up log.
+  for (int tries = 0; tries < 200; ++tries) {
+    bool all = true;
+    for (unsigned i = 0; i < n; ++i) all = all && stats_[i].cpu.load(std::memory_order_acquire) >= 0;
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+void Server::run_until_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  while (sigwait(&set, &sig) != 0) {
+  }
+  std::fprintf(stderr, "kvlab-server: received %s, shutting down (finishing pending replies)\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM");
+  for (auto& w : workers_) w->stop();
+  for (auto& w : workers_) w->join();
+  workers_.clear();
+}
+
+void Server::request_shutdown() { kill(getpid(), SIGTERM); }
+
+bool Server::try_admit() {
+  const int now = connected_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (static_cast<unsigned>(now) > maxclients()) {
+    connected_.fetch_sub(1, std::memory_order_relaxed);
+    rejected_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+bool Server::check_password(std::string_view pass) {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  if (requirepass_.size() != pass.size()) return false;
+  unsigned char diff = 0;  // constant time in the password length
+  for (std::size_t i = 0; i < pass.size(); ++i)
+    diff |= static_cast<unsigned char>(requirepass_[i] ^ pass[i]);
+  return diff == 0;
+}
+
+std::string Server::requirepass() {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  return requirepass_;
+}
+
+void Server::set_requirepass(std::string pass) {
+  std::lock_guard<std::mutex> lock(config_mu_);
+  requirepass_ = std::move(pass);
+  // Release: a connection that sees auth_required also sees the password it must match.
+  auth_required_.store(!requirepass_.empty(), std::memory_order_release);
+}
+
+std::uint64_t Server::total_commands() {
+  std::uint64_t total = 0;
+  for (unsigned i = 0; i < config_.threads && stats_; ++i)
+    total += stats_[i].commands.load(std::memory_order_relaxed);
+  return total;
+}
+
+void Server::sample_ops(std::int64_t now_ms) {
+  // Relaxed: only a rate limiter for taking samples; the samples themselves are under sample_mu_.
+  if (now_ms - last_sample_ms_.load(std::memory_order_relaxed) < 100) return;
+  std::unique_lock<std::mutex> lock(sample_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  last_sample_ms_.store(now_ms, std::memory_order_relaxed);
+  sample_ms_[sample_next_] = now_ms;
+  sample_ops_[sample_next_] = total_commands();
+  sample_next_ = (sample_next_ + 1) % kSamples;
+}
+
+double Server::instantaneous_ops_per_sec(std::int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(sample_mu_);
+  // The oldest sample within the last 1.6 s against the current total.
+  std::int64_t t0 = now_ms;
+  std::uint64_t ops0 = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    if (sample_ms_[i] != 0 && sample_ms_[i] < t0 && now_ms - sample_ms_[i] <= 1600) {
+      t0 = sample_ms_[i];
+      ops0 = sample_ops_[i];
+    }
+  }
+  if (t0 >= now_ms) return 0;
+  const std::uint64_t now_ops = total_commands();
+  return static_cast<double>(now_ops - ops0) * 1000.0 / static_cast<double>(now_ms - t0);
+}
+
+}  // namespace kvlab::server

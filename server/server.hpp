@@ -1,0 +1,173 @@
+// The process-wide state of kvlab-server: configuration, the shared keyspace, the workers, client
+// registry and statistics. Workers (worker.hpp) own connections and event loops; this object owns
+// what they share.
+//
+// Thread safety: configuration fields that CONFIG SET may change are atomics or guarded by
+// config_mu_; the keyspace is a concurrent map; statistics are per-worker counters read with
+// relaxed loads (INFO needs no snapshot consistency); the client registry has its own mutex.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/object.hpp"
+#include "structures/any_keyspace.hpp"
+
+namespace kvlab::server {
+
+using Keyspace = AnyKeyspace<Value>;
+
+struct Config {
+  std::string bind = "127.0.0.1";
+  int port = 6379;
+  unsigned threads = 0;  // 0 = CPUs allowed to the process
+  std::string backend;   // empty = kvlab::default_map_backend()
+  unsigned maxclients = 10000;
+  std::string requirepass;
+  std::string placement = "none";
+  std::string smt = "auto";
+  bool protected_mode = true;
+};
+
+// Sizes and limits of the connection layer (Redis's defaults where Redis has one).
+inline constexpr std::size_t kQueryBufferLimit = 1024ull * 1024 * 1024;  // client-query-buffer-limit
+inline constexpr std::size_t kReadChunk = 16 * 1024;
+// Above this many unsent reply bytes a connection stops reading and parsing (backpressure): a client
+// that pipelines without reading stalls on its own socket instead of growing our memory.
+inline constexpr std::size_t kOutputPauseBytes = 4 * 1024 * 1024;
+// A single command whose reply would push the pending output beyond this closes the connection.
+inline constexpr std::size_t kOutputHardLimit = 1536ull * 1024 * 1024;
+
+struct CommandSpec;
+
+// What CLIENT LIST shows about a connection; shared between its worker and the registry.
+struct ClientInfo {
+  std::uint64_t id = 0;
+  int fd = -1;
+  unsigned worker = 0;
+  std::string addr, laddr;
+  std::int64_t created_ms = 0;
+  std::atomic<std::int64_t> last_ms{0};
+  std::atomic<const CommandSpec*> last_cmd{nullptr};  // relaxed: shown by CLIENT LIST only
+  std::atomic<std::size_t> qbuf{0}, obuf{0};
+  // Guarded by ClientRegistry::mu_.
+  std::string name, lib_name, lib_ver;
+};
+
+class ClientRegistry {
+ public:
+  void add(std::shared_ptr<ClientInfo> c);
+  void remove(std::uint64_t id);
+  // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
+  template <class F>
+  void for_each(F&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, c] : clients_) fn(*c);
+  }
+  template <class F>
+  auto with_lock(F&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fn();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::uint64_t, std::shared_ptr<ClientInfo>> clients_;
+};
+
+// One worker's counters, on its own cache line so that workers never share a line they write.
+struct alignas(64) WorkerStats {
+  // Written only by the owning worker (relaxed: a counter, read approximately by INFO).
+  std::atomic<std::uint64_t> commands{0}, hits{0}, misses{0}, expired{0}, errors{0};
+  std::atomic<std::uint64_t> net_in{0}, net_out{0}, connections{0};
+  std::atomic<std::uint64_t> expiry_index{0};  // entries in the worker's expiry heap
+  std::atomic<int> cpu{-1};                    // CPU the worker last reported running on
+};
+
+class Worker;
+
+class Server {
+ public:
+  explicit Server(Config config, std::unique_ptr<Keyspace> ks, std::string backend_name);
+  ~Server();
+
+  // Starts the workers; returns false (and logs) when a listener cannot be opened.
+  bool start(const std::vector<std::vector<unsigned>>& worker_cpus,
+             const std::vector<std::string>& worker_reasons);
+  // Blocks until SIGINT/SIGTERM (or SHUTDOWN), then stops the workers gracefully.
+  void run_until_signal();
+  // SHUTDOWN: makes run_until_signal() return (raises SIGTERM at the process).
+  void request_shutdown();
+
+  Keyspace& keyspace() { return *ks_; }
+  const Config& config() const { return config_; }
+  std::string_view backend_name() const { return backend_name_; }
+  unsigned num_workers() const { return static_cast<unsigned>(workers_.size()); }
+  Worker& worker(unsigned i) { return *workers_[i]; }
+  WorkerStats& stats(unsigned i) { return stats_[i]; }
+  ClientRegistry& clients() { return clients_; }
+  int port() const { return config_.port; }
+
+  std::uint64_t next_client_id() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
+  // Admission control for maxclients: true when a slot was taken.
+  bool try_admit();
+  void release_client() { connected_.fetch_sub(1, std::memory_order_relaxed); }
+  int connected_clients() const { return connected_.load(std::memory_order_relaxed); }
+  std::uint64_t rejected_connections() const { return rejected_.load(std::memory_order_relaxed); }
+
+  // Mutable configuration (CONFIG SET).
+  unsigned maxclients() const { return maxclients_.load(std::memory_order_relaxed); }
+  void set_maxclients(unsigned n) { maxclients_.store(n, std::memory_order_relaxed); }
+  bool auth_required() const { return auth_required_.load(std::memory_order_acquire); }
+  bool check_password(std::string_view pass);
+  std::string requirepass();
+  void set_requirepass(std::string pass);
+
+  std::int64_t start_ms() const { return start_ms_; }
+  const std::string& placement_summary() const { return placement_summary_; }
+  void set_placement_summary(std::string s) { placement_summary_ = std::move(s); }
+  const std::vector<std::string>& worker_placement() const { return worker_placement_; }
+
+  // instantaneous_ops_per_sec: workers call sample() on their loop iterations; any may win.
+  void sample_ops(std::int64_t now_ms);
+  double instantaneous_ops_per_sec(std::int64_t now_ms);
+  std::uint64_t total_commands();
+  std::uint64_t stat_rejected_or_zero() const { return rejected_.load(std::memory_order_relaxed); }
+
+ private:
+  Config config_;
+  std::unique_ptr<Keyspace> ks_;
+  std::string backend_name_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<WorkerStats[]> stats_;
+  ClientRegistry clients_;
+  std::atomic<std::uint64_t> next_client_id_{1};
+  std::atomic<int> connected_{0};
+  std::atomic<std::uint64_t> rejected_{0};
+  std::atomic<unsigned> maxclients_;
+  std::atomic<bool> auth_required_{false};
+  std::mutex config_mu_;
+  std::string requirepass_;  // guarded by config_mu_
+  std::int64_t start_ms_ = 0;
+  std::string placement_summary_;
+  std::vector<std::string> worker_placement_;
+
+  std::mutex sample_mu_;
+  static constexpr int kSamples = 16;
+  std::int64_t sample_ms_[kSamples] = {};
+  std::uint64_t sample_ops_[kSamples] = {};
+  int sample_next_ = 0;
+  std::atomic<std::int64_t> last_sample_ms_{0};
+};
+
+// Wall-clock milliseconds (CLOCK_REALTIME), the time base of EXPIREAT and TTL.
+std::int64_t wall_ms();
+
+}  // namespace kvlab::server

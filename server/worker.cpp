@@ -1,0 +1,536 @@
+// The per-thread event loop: accept, read, parse, execute, write; see worker.hpp for the model.
+#include "server/worker.hpp"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "server/command.hpp"
+#include "server/commands/common.hpp"
+#include "server/errors.hpp"
+#include "server/reply.hpp"
+#include "structures/reclaim/epoch.hpp"
+
+#ifdef KVLAB_SERVER_HAVE_TOPO
+#include "tools/topology/placement.hpp"
+#endif
+
+namespace kvlab::server {
+
+namespace {
+// epoll user data for the two non-connection descriptors (connections use their Connection*).
+char g_listen_tag;
+char g_wake_tag;
+
+constexpr int kMaxEvents = 256;
+constexpr std::size_t kShrinkAbove = 1024 * 1024;
+
+std::string sockaddr_text(const sockaddr_storage& sa) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    port = ntohs(in6->sin6_port);
+    return "[" + std::string(host) + "]:" + std::to_string(port);
+  }
+  return "?:0";
+}
+
+bool is_loopback(const sockaddr_storage& sa) {
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) return in6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+// Fills *sa for bind:port; false for an unparsable address.
+bool make_sockaddr(const std::string& bind, int port, sockaddr_storage* sa, socklen_t* len) {
+  std::memset(sa, 0, sizeof *sa);
+  auto* in = reinterpret_cast<sockaddr_in*>(sa);
+  if (bind == "*" || bind == "0.0.0.0") {
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_ANY);
+  } else if (inet_pton(AF_INET, bind.c_str(), &in->sin_addr) == 1) {
+    in->sin_family = AF_INET;
+  } else {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(sa);
+    std::string host = bind;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) != 1) return false;
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<std::uint16_t>(port));
+    *len = sizeof(sockaddr_in6);
+    return true;
+  }
+  in->sin_port = htons(static_cast<std::uint16_t>(port));
+  *len = sizeof(sockaddr_in);
+  return true;
+}
+
+void add_relaxed(std::atomic<std::uint64_t>& c, std::uint64_t n) { bump(c, n); }
+}  // namespace
+
+Worker::Worker(Server& server, unsigned index) : server_(server), index_(index) {}
+
+Worker::~Worker() {
+  join();
+  for (Connection* c : all_) {
+    ::close(c->fd);
+    if (c->info) server_.clients().remove(c->id);
+    server_.release_client();
+    delete c;
+  }
+  all_.clear();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epfd_ >= 0) ::close(epfd_);
+}
+
+bool Worker::open(std::string* error) {
+  const Config& cfg = server_.config();
+  sockaddr_storage sa{};
+  socklen_t len = 0;
+  if (!make_sockaddr(cfg.bind, cfg.port, &sa, &len)) {
+    *error = "cannot parse --bind address '" + cfg.bind + "'";
+    return false;
+  }
+  const std::string where = cfg.bind + ":" + std::to_string(cfg.port);
+  if (index_ == 0) {
+    // SO_REUSEPORT would let us share the port with another running server without noticing:
+    // probe it first without SO_REUSEPORT, as a plain server would bind.
+    int probe = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (probe < 0 || ::bind(probe, reinterpret_cast<sockaddr*>(&sa), len) != 0) {
+      *error = "cannot listen on " + where + ": " + std::strerror(errno);
+      if (probe >= 0) ::close(probe);
+      return false;
+    }
+    ::close(probe);
+  }
+  listen_fd_ = ::socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
+      ::listen(listen_fd_, 511) != 0) {
+    *error = "cannot listen on " + where + ": " + std::strerror(errno);
+    return false;
+  }
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epfd_ < 0 || wake_fd_ < 0) {
+    *error = std::string("epoll/eventfd: ") + std::strerror(errno);
+    return false;
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &g_listen_tag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.data.ptr = &g_wake_tag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  return true;
+}
+
+void Worker::start(std::vector<unsigned> cpus) {
+  thread_ = std::thread([this, cpus = std::move(cpus)] {
+    if (!cpus.empty()) {
+#ifdef KVLAB_SERVER_HAVE_TOPO
+      topo::WorkerPlacement p;
+      p.worker = index_;
+      p.cpus = cpus;
+      std::string error;
+      if (!topo::bind_current_thread(p, &error))
+        std::fprintf(stderr, "kvlab-server: worker %u: binding failed: %s\n", index_,
+                     error.c_str());
+#else
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (unsigned c : cpus) CPU_SET(c, &set);
+      if (sched_setaffinity(0, sizeof set, &set) != 0)
+        std::fprintf(stderr, "kvlab-server: worker %u: sched_setaffinity failed: %s\n", index_,
+                     std::strerror(errno));
+#endif
+    }
+    // Release: pairs with the acquire load in Server::start() that waits for the start-up log.
+    server_.stats(index_).cpu.store(sched_getcpu(), std::memory_order_release);
+    run();
+  });
+}
+
+void Worker::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void Worker::stop() {
+  // Release: the loop's acquire load after the eventfd wake-up sees the request.
+  stopping_.store(true, std::memory_order_release);
+  wake();
+}
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+int Worker::next_timeout_ms(std::int64_t now_ms) const {
+  if (expiry_.empty()) return -1;  // nothing scheduled: sleep until a socket is ready
+  const std::int64_t due = expiry_.top().at_ms - now_ms;
+  if (due <= 0) return 0;
+  // Wake at most every 10 ms for expiries: many distinct expiry times then cost ≤100 wake-ups/s.
+  return static_cast<int>(std::clamp<std::int64_t>(due, 10, 1000));
+}
+
+void Worker::run() {
+  epoll_event events[kMaxEvents];
+  // Epoch reclamation (QSBR mode): the worker is announced while it runs commands, passes a
+  // quiescent point at the end of every loop iteration (it holds no references to keyspace
+  // internals between iterations), and is offline while it sleeps in epoll_wait, so an idle
+  // worker never holds back reclamation.
+  reclaim::online();
+  while (!stopping_.load(std::memory_order_acquire)) {
+    int timeout = next_timeout_ms(wall_ms());
+    if (accept_paused_until_ms_ != 0) {
+      const std::int64_t left = accept_paused_until_ms_ - wall_ms();
+      if (left <= 0) {
+        resume_accept();
+      } else if (timeout < 0 || timeout > left) {
+        timeout = static_cast<int>(left);
+      }
+    }
+    reclaim::offline();
+    const int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+    reclaim::online();
+    if (n < 0 && errno != EINTR) {
+      std::fprintf(stderr, "kvlab-server: worker %u: epoll_wait: %s\n", index_,
+                   std::strerror(errno));
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == &g_listen_tag) {
+        try {
+          accept_all();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "kvlab-server: accept: %s\n", e.what());
+        }
+      } else if (tag == &g_wake_tag) {
+        std::uint64_t v = 0;
+        [[maybe_unused]] ssize_t r = ::read(wake_fd_, &v, sizeof v);
+      } else {
+        auto* c = static_cast<Connection*>(tag);
+        try {
+          on_event(c, events[i].events);
+        } catch (const std::exception& e) {
+          // Buffer growth is the only thing outside dispatch() that may throw (bad_alloc); the
+          // connection cannot continue, the server can.
+          std::fprintf(stderr, "kvlab-server: closing client %llu: %s\n",
+                       static_cast<unsigned long long>(c->id), e.what());
+          close_connection(c);
+        }
+      }
+    }
+    const std::int64_t now = wall_ms();
+    if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
+    server_.sample_ops(now);
+    reclaim::quiescent();
+  }
+  drain_and_close_all();
+  reclaim::offline();
+}
+
+void Worker::resume_accept() {
+  accept_paused_until_ms_ = 0;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = &g_listen_tag;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+}
+
+void Worker::accept_all() {
+  // Bounded per readiness event so that a connection storm cannot starve established clients.
+  for (int k = 0; k < 256; ++k) {
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the listener stays readable, so a level-triggered loop would spin.
+        // Stop watching it for 100 ms; pending connections wait in the kernel's backlog.
+        std::fprintf(stderr, "kvlab-server: accept: %s; pausing accepts for 100 ms\n",
+                     std::strerror(errno));
+        epoll_ctl(epfd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        accept_paused_until_ms_ = wall_ms() + 100;
+        return;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        std::fprintf(stderr, "kvlab-server: accept: %s\n", std::strerror(errno));
+      return;
+    }
+    auto reject = [&](std::string_view text) {
+      std::string line = "-" + std::string(text) + "\r\n";
+      [[maybe_unused]] ssize_t w = ::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+      ::close(fd);
+    };
+    if (!server_.try_admit()) {
+      reject(err::kMaxClients);
+      continue;
+    }
+    if (server_.config().protected_mode && !server_.auth_required() && !is_loopback(peer)) {
+      server_.release_client();
+      reject(err::kDenied);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto* c = new Connection;
+    c->fd = fd;
+    c->id = server_.next_client_id();
+    c->authenticated = !server_.auth_required();
+    c->info = std::make_shared<ClientInfo>();
+    c->info->id = c->id;
+    c->info->fd = fd;
+    c->info->worker = index_;
+    c->info->addr = sockaddr_text(peer);
+    sockaddr_storage local{};
+    socklen_t llen = sizeof local;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) == 0)
+      c->info->laddr = sockaddr_text(local);
+    c->info->created_ms = wall_ms();
+    c->info->last_ms.store(c->info->created_ms, std::memory_order_relaxed);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = c;
+    if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      ::close(fd);
+      server_.release_client();
+      delete c;
+      continue;
+    }
+    c->interest = EPOLLIN;
+    server_.clients().add(c->info);
+    all_.insert(c);
+    ++conns_;
+    add_relaxed(server_.stats(index_).connections, 1);
+  }
+}
+
+void Worker::on_event(Connection* c, std::uint32_t events) {
+  const std::int64_t now = wall_ms();
+  if (events & EPOLLOUT) {
+    if (!flush(*c)) return;
+    if (c->paused && c->out.size() < kOutputPauseBytes / 2) {
+      c->paused = false;
+      process_input(*c, now);
+      if (!flush(*c)) return;
+    }
+  }
+  if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->paused && !c->close_after_reply) {
+    // Size the read: 16 KiB normally; for a large bulk in progress, grow geometrically towards
+    // what the parser says the command needs (never trusting the announced length for more).
+    std::size_t want = kReadChunk;
+    const std::size_t have = c->in.size();
+    const std::size_t needed = c->parser.bytes_needed();
+    if (needed > have) want = std::max(want, std::min(needed - have, std::max(have, kReadChunk)));
+    if (have + want > kQueryBufferLimit) {
+      std::fprintf(stderr, "kvlab-server: closing client %llu: query buffer limit reached\n",
+                   static_cast<unsigned long long>(c->id));
+      close_connection(c);
+      return;
+    }
+    c->in.reserve_tail(want);
+    const ssize_t n = ::read(c->fd, c->in.tail(), c->in.tail_room());
+    if (n > 0) {
+      c->in.commit(static_cast<std::size_t>(n));
+      add_relaxed(server_.stats(index_).net_in, static_cast<std::uint64_t>(n));
+      c->info->last_ms.store(now, std::memory_order_relaxed);
+      process_input(*c, now);
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      close_connection(c);  // peer closed, or a hard error: pending replies cannot be delivered
+      return;
+    }
+    if (!flush(*c)) return;
+  }
+  update_interest(*c);
+}
+
+void Worker::process_input(Connection& c, std::int64_t now_ms) {
+  while (!c.close_after_reply) {
+    if (c.out.size() >= kOutputPauseBytes) {
+      c.paused = true;
+      break;
+    }
+    const auto st = c.parser.parse(c.in.view(), c.authenticated);
+    if (st == RequestParser::Status::kIncomplete) break;
+    if (st == RequestParser::Status::kError) {
+      ReplyWriter(c.out).error(c.parser.error());
+      c.close_after_reply = true;
+      c.in.consume(c.in.size());
+      c.parser.reset();
+      break;
+    }
+    if (!c.parser.args().empty()) execute(c, now_ms);
+    c.in.consume(c.parser.consumed());
+    if (c.out.size() > kOutputHardLimit) {
+      std::fprintf(stderr, "kvlab-server: closing client %llu: output buffer limit reached\n",
+                   static_cast<unsigned long long>(c.id));
+      c.out.consume(c.out.size());
+      c.close_after_reply = true;
+    }
+  }
+  if (c.in.empty()) c.in.shrink_if_idle(kShrinkAbove);
+  c.info->qbuf.store(c.in.size(), std::memory_order_relaxed);
+}
+
+void Worker::execute(Connection& c, std::int64_t now_ms) {
+  const auto& args = c.parser.args();
+  ReplyWriter reply(c.out);
+  CommandContext ctx{server_, *this, c, server_.keyspace(), reply, std::span(args), now_ms};
+  dispatch(ctx);
+  WorkerStats& st = server_.stats(index_);
+  add_relaxed(st.commands, 1);
+  if (reply.errors() != 0) add_relaxed(st.errors, reply.errors());
+}
+
+bool Worker::flush(Connection& c) {
+  if (!c.out.empty()) {
+    ssize_t n;
+    do {
+      n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) {
+      c.out.consume(static_cast<std::size_t>(n));
+      add_relaxed(server_.stats(index_).net_out, static_cast<std::uint64_t>(n));
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      close_connection(&c);
+      return false;
+    }
+  }
+  if (c.out.empty()) {
+    c.out.shrink_if_idle(kShrinkAbove);
+    if (c.close_after_reply) {
+      close_connection(&c);
+      return false;
+    }
+  }
+  c.info->obuf.store(c.out.size(), std::memory_order_relaxed);
+  update_interest(c);
+  return true;
+}
+
+void Worker::update_interest(Connection& c) {
+  std::uint32_t want = 0;
+  if (!c.paused && !c.close_after_reply) want |= EPOLLIN;
+  if (!c.out.empty()) want |= EPOLLOUT;
+  if (want == c.interest) return;
+  epoll_event ev{};
+  ev.events = want;
+  ev.data.ptr = &c;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, c.fd, &ev);
+  c.interest = want;
+}
+
+void Worker::close_connection(Connection* c) {
+  ::close(c->fd);  // also removes it from the epoll set
+  server_.clients().remove(c->id);
+  server_.release_client();
+  all_.erase(c);
+  --conns_;
+  delete c;
+}
+
+void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {
+  expiry_.push(ExpiryEntry{at_ms, std::string(key)});
+  // Keep the index proportional to the keyspace: when stale entries (keys re-set, persisted or
+  // deleted) dominate, rebuild it from the entries that still match the stored expiry.
+  if (expiry_.size() > 100000 && expiry_.size() > 4 * server_.keyspace().size_approx()) {
+    std::vector<ExpiryEntry> keep;
+    while (!expiry_.empty()) {
+      ExpiryEntry e = expiry_.top();
+      expiry_.pop();
+      bool current = false;
+      server_.keyspace().find(e.key, [&](const Value& v) { current = v.expire_ms == e.at_ms; });
+      if (current) keep.push_back(std::move(e));
+    }
+    for (auto& e : keep) expiry_.push(std::move(e));
+  }
+  server_.stats(index_).expiry_index.store(expiry_.size(), std::memory_order_relaxed);
+}
+
+void Worker::sweep_expired(std::int64_t now_ms) {
+  // Bounded work per loop iteration (like Redis's active expire cycle): 1000 keys, then back to
+  // serving sockets; the zero timeout of next_timeout_ms() brings us back immediately.
+  WorkerStats& st = server_.stats(index_);
+  for (int k = 0; k < 1000 && !expiry_.empty() && expiry_.top().at_ms <= now_ms; ++k) {
+    const std::string key = expiry_.top().key;
+    expiry_.pop();
+    if (expire_if_due(server_.keyspace(), key, now_ms)) add_relaxed(st.expired, 1);
+  }
+  st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
+}
+
+void Worker::drain_and_close_all() {
+  // Stop accepting; execute what is already buffered; give pending replies up to 2 s to leave.
+  if (accept_paused_until_ms_ == 0) epoll_ctl(epfd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  const std::int64_t now = wall_ms();
+  std::vector<Connection*> conns(all_.begin(), all_.end());
+  for (Connection* c : conns) {
+    c->paused = false;
+    process_input(*c, now);
+    c->close_after_reply = true;
+    flush(*c);  // closes it when everything was written
+  }
+  const std::int64_t deadline = wall_ms() + 2000;
+  epoll_event events[kMaxEvents];
+  while (!all_.empty() && wall_ms() < deadline) {
+    const int n = epoll_wait(epfd_, events, kMaxEvents, 50);
+    for (int i = 0; i < n; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == &g_listen_tag || tag == &g_wake_tag) continue;
+      auto* c = static_cast<Connection*>(tag);
+      if (events[i].events & (EPOLLERR | EPOLLHUP)) {
+        close_connection(c);
+      } else if (events[i].events & EPOLLOUT) {
+        flush(*c);
+      }
+    }
+  }
+  conns.assign(all_.begin(), all_.end());
+  for (Connection* c : conns) close_connection(c);
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,107 @@
+// A worker: one thread, one epoll instance, one SO_REUSEPORT listener, and the connections the
+// kernel hands to that listener. A connection lives on one worker for its whole life, so its
+// buffers and parser need no synchronization; workers share only the keyspace and the statistics.
+//
+// Per readiness event a connection does at most one read(), parses and executes every complete
+// command in its input buffer, and flushes all the replies with one write(). When the peer does not
+// read, unsent replies accumulate up to kOutputPauseBytes; then the worker stops reading from that
+// connection (backpressure through TCP) until the output drains.
+//
+// Idle workers sleep in epoll_wait; the only timed wake-ups are for keys whose expiry time comes
+// due (the active expiry sweep), never a busy poll.
+//
+// Thread safety: everything here belongs to the worker's thread, except the eventfd used to wake
+// it (wake()), which any thread may write.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "server/buffer.hpp"
+#include "server/resp_parser.hpp"
+#include "server/server.hpp"
+
+namespace kvlab::server {
+
+struct Connection {
+  int fd = -1;
+  std::uint64_t id = 0;
+  Buffer in, out;
+  RequestParser parser;
+  bool authenticated = true;
+  bool close_after_reply = false;  // QUIT or a protocol error: close once `out` is flushed
+  bool paused = false;             // input not processed because `out` is above kOutputPauseBytes
+  std::uint32_t interest = 0;      // epoll events currently registered
+  std::shared_ptr<ClientInfo> info;
+  std::vector<std::string_view> argv;  // scratch, reused across commands
+
+  // SCAN's per-connection snapshot: keys with hash >= `next`, sorted by hash (see keys.cpp).
+  struct ScanCache {
+    std::uint64_t cursor = 0;  // the cursor value that continues this snapshot
+    bool valid = false;
+    bool truncated = false;    // more keys beyond the snapshot's last hash
+    std::size_t pos = 0;
+    std::vector<std::pair<std::uint64_t, std::string>> keys;
+  } scan;
+};
+
+class Worker {
+ public:
+  Worker(Server& server, unsigned index);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Opens the listener (SO_REUSEPORT on config bind:port) and the epoll set. False on failure,
+  // with *error filled.
+  bool open(std::string* error);
+  // Starts the thread; it binds itself to cpus (if any) first.
+  void start(std::vector<unsigned> cpus);
+  void wake();       // any thread
+  void stop();       // any thread: asks the loop to finish gracefully
+  void join();
+
+  unsigned index() const { return index_; }
+  // Remembers that key expires at `at_ms`, for the active sweep. Stale entries are harmless: the
+  // sweep re-checks the stored value before deleting.
+  void track_expiry(std::string_view key, std::int64_t at_ms);
+  std::size_t connection_count() const { return conns_; }
+
+ private:
+  void run();
+  void accept_all();
+  void on_event(Connection* c, std::uint32_t events);
+  void process_input(Connection& c, std::int64_t now_ms);
+  void execute(Connection& c, std::int64_t now_ms);
+  bool flush(Connection& c);  // false when the connection was closed
+  void update_interest(Connection& c);
+  void close_connection(Connection* c);
+  void sweep_expired(std::int64_t now_ms);
+  int next_timeout_ms(std::int64_t now_ms) const;
+  void drain_and_close_all();
+  void resume_accept();
+
+  Server& server_;
+  unsigned index_;
+  int epfd_ = -1, listen_fd_ = -1, wake_fd_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::size_t conns_ = 0;
+  std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
+  std::unordered_set<Connection*> all_;  // every open connection, for shutdown
+
+  struct ExpiryEntry {
+    std::int64_t at_ms;
+    std::string key;
+    bool operator>(const ExpiryEntry& o) const { return at_ms > o.at_ms; }
+  };
+  std::priority_queue<ExpiryEntry, std::vector<ExpiryEntry>, std::greater<>> expiry_;
+};
+
+}  // namespace kvlab::server

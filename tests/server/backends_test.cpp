@@ -1,0 +1,134 @@
+// The server's core cases run over every map backend in the registry: each backend is started as
+// `kvlab-server --backend NAME` and driven through hiredis. Backends without concurrent erase run
+// with one worker (the server refuses them otherwise, which is checked too).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "structures/registry.hpp"
+#include "tests/server/harness.hpp"
+
+using kvtest::Client;
+using kvtest::Reply;
+
+namespace {
+
+void core_cases(int port, bool concurrent_for_each) {
+  Client c(port);
+  REQUIRE(c.ok());
+  CHECK(c("FLUSHALL").is_status("OK"));
+  CHECK(c("SET a 1").is_status("OK"));
+  CHECK(c("GET a").str == "1");
+  CHECK(c("SET a 2 NX").is_nil());
+  CHECK(c("SET a 3 XX GET").str == "1");
+  CHECK(c("INCRBY a 10").integer == 13);
+  CHECK(c("APPEND a x").integer == 3);
+  CHECK(c("MSET b 1 c 2 d 3").is_status("OK"));
+  Reply m = c("MGET a b c d e");
+  REQUIRE(m.elements.size() == 5);
+  CHECK(m.elements[3].str == "3");
+  CHECK(m.elements[4].is_nil());
+  CHECK(c("DEL b c nope").integer == 2);
+  CHECK(c("EXISTS a b d").integer == 2);
+  CHECK(c("EXPIRE d 100").integer == 1);
+  CHECK(c("TTL d").integer == 100);
+  CHECK(c("SET gone v PX 20").is_status("OK"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(c("GET gone").is_nil());
+  CHECK(c("DBSIZE").integer == 2);
+  if (concurrent_for_each) {
+    CHECK(c("KEYS *").elements.size() == 2);
+    Reply s = c("SCAN 0 COUNT 100");
+    REQUIRE(s.elements.size() == 2);
+    CHECK(s.elements[1].elements.size() == 2);
+  }
+  CHECK(c.cmd({"SET", std::string("k\0z", 3), "bin"}).is_status("OK"));
+  CHECK(c.cmd({"GET", std::string("k\0z", 3)}).str == "bin");
+  // Property: INCR stays atomic on this backend (2 clients × 2,000 = 4,000).
+  c("DEL n");
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2; ++t) {
+    ts.emplace_back([port] {
+      Client w(port);
+      for (int b = 0; b < 20; ++b) {
+        for (int i = 0; i < 100; ++i) w.append({"INCR", "n"});
+        for (int i = 0; i < 100; ++i) w.get_reply();
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  CHECK(c("GET n").str == "4000");
+  CHECK(c("FLUSHALL").is_status("OK"));
+  CHECK(c("DBSIZE").integer == 0);
+}
+
+}  // namespace
+
+TEST_SUITE("server") {
+  TEST_CASE("every map backend in the registry serves the core cases") {
+    int tested = 0;
+    for (const kvlab::BackendTraits& t : kvlab::registered_backends()) {
+      if (t.family == "queue") continue;
+      const std::string name(t.name);
+      CAPTURE(name);
+      const bool multi = t.concurrent_erase;
+      kvtest::ServerProcess s({"--backend", name, "--threads", multi ? "2" : "1"});
+      REQUIRE(s.running());
+      core_cases(s.port(), t.concurrent_for_each || !multi);
+      CHECK(s.stop() == 0);
+      ++tested;
+    }
+    CHECK(tested >= 1);
+  }
+
+  TEST_CASE("backends without concurrent erase are refused with several workers") {
+    for (const kvlab::BackendTraits& t : kvlab::registered_backends()) {
+      if (t.family == "queue" || t.concurrent_erase) continue;
+      std::string out;
+      const int code = kvtest::run_capture(
+          kvtest::server_path() + " --port " + std::to_string(kvtest::free_port()) +
+              " --threads 2 --backend " + std::string(t.name),
+          &out);
+      CHECK(code == 2);
+      CHECK(out.find("concurrent_erase") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("unknown and queue backends are refused at startup") {
+    std::string out;
+    CHECK(kvtest::run_capture(kvtest::server_path() + " --backend hash/nope", &out) == 2);
+    CHECK(out.find("unknown backend") != std::string::npos);
+    out.clear();
+    CHECK(kvtest::run_capture(kvtest::server_path() + " --backend queue/mutex", &out) == 2);
+    CHECK(out.find("queue backend") != std::string::npos);
+    out.clear();
+    CHECK(kvtest::run_capture(kvtest::server_path() + " --list-backends", &out) == 0);
+    CHECK(out.find("hash/locked") != std::string::npos);
+  }
+
+  TEST_CASE("placement dry-run prints one line per worker and exits") {
+    std::string out;
+    CHECK(kvtest::run_capture(kvtest::server_path() + " --threads 2 --placement compact --placement-dry-run",
+                              &out) == 0);
+    CHECK(out.find("worker 0:") != std::string::npos);
+    CHECK(out.find("worker 1:") != std::string::npos);
+  }
+
+  TEST_CASE("flags can come from a config file") {
+    const int port = kvtest::free_port();
+    const std::string path = "/tmp/kvlab-server-test-" + std::to_string(getpid()) + ".toml";
+    FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f, "port = %d\nthreads = 1\nrequirepass = \"fromfile\"\n", port);
+    std::fclose(f);
+    std::string out;
+    kvtest::ServerProcess s({"--config", path});
+    REQUIRE(s.running());
+    Client c(s.port());
+    CHECK(c("AUTH fromfile").is_status("OK"));
+    std::remove(path.c_str());
+  }
+}

@@ -1,0 +1,408 @@
+// Every command's happy path and its error replies, against a real kvlab-server (2 workers) on a
+// free loopback port, through hiredis. Expected texts are Redis 7's.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "tests/server/harness.hpp"
+
+using kvtest::Client;
+using kvtest::Reply;
+
+namespace {
+
+kvtest::ServerProcess& server() {
+  static kvtest::ServerProcess s({"--threads", "2"});
+  return s;
+}
+
+Client& client() {
+  static Client c(server().port());
+  return c;
+}
+
+void check_error(const Reply& r, std::string_view text) {
+  CHECK(r.type == REDIS_REPLY_ERROR);
+  CHECK(r.str == text);
+}
+
+}  // namespace
+
+TEST_SUITE("server") {
+  TEST_CASE("the server starts and answers PING") {
+    REQUIRE(server().running());
+    REQUIRE(client().ok());
+    CHECK(client()("PING").is_status("PONG"));
+    CHECK(client()("PING hello").str == "hello");
+    check_error(client()("PING a b"), "ERR wrong number of arguments for 'ping' command");
+    CHECK(client()("ECHO hi").str == "hi");
+    CHECK(client()("FLUSHALL").is_status("OK"));
+  }
+
+  TEST_CASE("unknown commands and wrong arity get Redis's texts") {
+    auto& c = client();
+    check_error(c("FOO a b"), "ERR unknown command 'FOO', with args beginning with: 'a' 'b' ");
+    check_error(c("GET"), "ERR wrong number of arguments for 'get' command");
+    check_error(c("SET k"), "ERR wrong number of arguments for 'set' command");
+    check_error(c("CLIENT"), "ERR wrong number of arguments for 'client' command");
+    check_error(c("CLIENT FOO"), "ERR unknown subcommand 'FOO'. Try CLIENT HELP.");
+    check_error(c("CLIENT SETNAME"), "ERR wrong number of arguments for 'client|setname' command");
+    CHECK(c("get k").is_nil());  // names are case-insensitive
+  }
+
+  TEST_CASE("GET and SET round-trip and overwrite") {
+    auto& c = client();
+    CHECK(c("SET s1 v1").is_status("OK"));
+    CHECK(c("GET s1").str == "v1");
+    CHECK(c("SET s1 v2").is_status("OK"));
+    CHECK(c("GET s1").str == "v2");
+    CHECK(c("GET missing").is_nil());
+  }
+
+  TEST_CASE("SET honours NX, XX, GET, KEEPTTL and expiry options") {
+    auto& c = client();
+    c("DEL sx");
+    CHECK(c("SET sx a XX").is_nil());
+    CHECK(c("SET sx a NX").is_status("OK"));
+    CHECK(c("SET sx b NX").is_nil());
+    CHECK(c("SET sx b XX").is_status("OK"));
+    CHECK(c("SET sx c GET").str == "b");
+    CHECK(c("SET sy c GET").is_nil());
+    CHECK(c("SET sx d EX 100").is_status("OK"));
+    CHECK(c("TTL sx").integer == 100);
+    CHECK(c("SET sx e KEEPTTL").is_status("OK"));
+    CHECK(c("TTL sx").integer == 100);
+    CHECK(c("SET sx f").is_status("OK"));
+    CHECK(c("TTL sx").integer == -1);
+    CHECK(c("SET sx g PX 100000").is_status("OK"));
+    CHECK(c("PTTL sx").integer > 99000);
+    CHECK(c.cmd({"SET", "sx", "h", "EXAT", "99999999999"}).is_status("OK"));
+    CHECK(c("TTL sx").integer > 1000000);
+    CHECK(c.cmd({"SET", "sx", "h", "PXAT", "1"}).is_status("OK"));  // in the past: gone
+    CHECK(c("GET sx").is_nil());
+    check_error(c("SET sx v NX XX"), "ERR syntax error");
+    check_error(c("SET sx v EX 10 PX 10"), "ERR syntax error");
+    check_error(c("SET sx v KEEPTTL EX 10"), "ERR syntax error");
+    check_error(c("SET sx v EX"), "ERR syntax error");
+    check_error(c("SET sx v FOO"), "ERR syntax error");
+    check_error(c("SET sx v EX abc"), "ERR value is not an integer or out of range");
+    check_error(c("SET sx v EX 0"), "ERR invalid expire time in 'set' command");
+    check_error(c("SET sx v PX -5"), "ERR invalid expire time in 'set' command");
+    check_error(c("SET sx v EX 9223372036854775807"), "ERR invalid expire time in 'set' command");
+  }
+
+  TEST_CASE("SETNX, SETEX, PSETEX, GETSET, GETDEL and GETEX behave like Redis") {
+    auto& c = client();
+    c("DEL n1");
+    CHECK(c("SETNX n1 a").integer == 1);
+    CHECK(c("SETNX n1 b").integer == 0);
+    CHECK(c("GET n1").str == "a");
+    CHECK(c("SETEX n2 50 v").is_status("OK"));
+    CHECK(c("TTL n2").integer == 50);
+    check_error(c("SETEX n2 0 v"), "ERR invalid expire time in 'setex' command");
+    check_error(c("SETEX n2 x v"), "ERR value is not an integer or out of range");
+    CHECK(c("PSETEX n3 50000 v").is_status("OK"));
+    CHECK(c("TTL n3").integer == 50);
+    check_error(c("PSETEX n3 -1 v"), "ERR invalid expire time in 'psetex' command");
+    CHECK(c("GETSET n1 z").str == "a");
+    CHECK(c("GETSET nnew z").is_nil());
+    CHECK(c("GETDEL n1").str == "z");
+    CHECK(c("GETDEL n1").is_nil());
+    CHECK(c("EXISTS n1").integer == 0);
+    c("SET n4 v");
+    CHECK(c("GETEX n4 EX 30").str == "v");
+    CHECK(c("TTL n4").integer == 30);
+    CHECK(c("GETEX n4 PERSIST").str == "v");
+    CHECK(c("TTL n4").integer == -1);
+    CHECK(c("GETEX n4").str == "v");
+    CHECK(c("GETEX missing EX 5").is_nil());
+    CHECK(c("GETEX missing EXAT 0").is_nil());  // Redis checks the key before the time
+    check_error(c("GETEX n4 PERSIST EX 1"), "ERR syntax error");
+    check_error(c("GETEX n4 EX 0"), "ERR invalid expire time in 'getex' command");
+  }
+
+  TEST_CASE("MGET, MSET and MSETNX handle several keys") {
+    auto& c = client();
+    c("DEL m1 m2 m3");
+    CHECK(c("MSET m1 a m2 b").is_status("OK"));
+    Reply r = c("MGET m1 m2 m3");
+    REQUIRE(r.elements.size() == 3);
+    CHECK(r.elements[0].str == "a");
+    CHECK(r.elements[1].str == "b");
+    CHECK(r.elements[2].is_nil());
+    check_error(c("MSET m1 a m2"), "ERR wrong number of arguments for 'mset' command");
+    CHECK(c("MSETNX m3 c m1 x").integer == 0);
+    CHECK(c("GET m3").is_nil());
+    CHECK(c("MSETNX m3 c m4 d").integer == 1);
+    CHECK(c("GET m4").str == "d");
+    check_error(c("MSETNX m5"), "ERR wrong number of arguments for 'msetnx' command");
+  }
+
+  TEST_CASE("APPEND, STRLEN, GETRANGE and SETRANGE edit strings") {
+    auto& c = client();
+    c("DEL a1");
+    CHECK(c("APPEND a1 Hello").integer == 5);
+    CHECK(c("APPEND a1 World").integer == 10);
+    CHECK(c("GET a1").str == "HelloWorld");
+    CHECK(c("STRLEN a1").integer == 10);
+    CHECK(c("STRLEN nokey").integer == 0);
+    CHECK(c("GETRANGE a1 0 4").str == "Hello");
+    CHECK(c("GETRANGE a1 -5 -1").str == "World");
+    CHECK(c("GETRANGE a1 5 1").str == "");
+    CHECK(c("GETRANGE a1 0 100").str == "HelloWorld");
+    CHECK(c("GETRANGE nokey 0 1").str == "");
+    CHECK(c("SUBSTR a1 0 0").str == "H");
+    check_error(c("GETRANGE a1 x 1"), "ERR value is not an integer or out of range");
+    CHECK(c("SETRANGE a1 5 Redis").integer == 10);
+    CHECK(c("GET a1").str == "HelloRedis");
+    CHECK(c("SETRANGE pad 3 x").integer == 4);
+    CHECK(c("GET pad").str == std::string("\0\0\0x", 4));
+    check_error(c("SETRANGE a1 -1 x"), "ERR offset is out of range");
+    check_error(c("SETRANGE a1 536870912 x"),
+                "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    CHECK(c.cmd({"SETRANGE", "nothing", "5", ""}).integer == 0);
+    CHECK(c("EXISTS nothing").integer == 0);
+  }
+
+  TEST_CASE("INCR and friends count, and refuse non-integers and overflow") {
+    auto& c = client();
+    c("DEL i1");
+    CHECK(c("INCR i1").integer == 1);
+    CHECK(c("INCRBY i1 10").integer == 11);
+    CHECK(c("DECR i1").integer == 10);
+    CHECK(c("DECRBY i1 20").integer == -10);
+    c("SET i2 abc");
+    check_error(c("INCR i2"), "ERR value is not an integer or out of range");
+    check_error(c("INCRBY i1 x"), "ERR value is not an integer or out of range");
+    c("SET i3 9223372036854775807");
+    check_error(c("INCR i3"), "ERR increment or decrement would overflow");
+    check_error(c("DECRBY i1 -9223372036854775808"), "ERR decrement would overflow");
+    c("SET f1 10.5");
+    CHECK(c("INCRBYFLOAT f1 0.1").str == "10.6");
+    CHECK(c("INCRBYFLOAT f1 -5").str == "5.6");
+    CHECK(c("INCRBYFLOAT f0 3").str == "3");
+    check_error(c("INCRBYFLOAT f1 abc"), "ERR value is not a valid float");
+    check_error(c("INCRBYFLOAT i2 1"), "ERR value is not a valid float");
+    c("SET i5 10");
+    c("EXPIRE i5 100");
+    CHECK(c("INCR i5").integer == 11);
+    CHECK(c("TTL i5").integer == 100);  // INCR keeps the TTL
+  }
+
+  TEST_CASE("DEL, UNLINK, EXISTS and TYPE see live keys only") {
+    auto& c = client();
+    c("MSET d1 a d2 b");
+    CHECK(c("EXISTS d1 d2 d1 nope").integer == 3);
+    CHECK(c("TYPE d1").is_status("string"));
+    CHECK(c("TYPE nope").is_status("none"));
+    CHECK(c("DEL d1 d2 nope").integer == 2);
+    c("SET d3 x");
+    CHECK(c("UNLINK d3").integer == 1);
+    CHECK(c("EXISTS d3").integer == 0);
+  }
+
+  TEST_CASE("EXPIRE family sets, reads and removes TTLs") {
+    auto& c = client();
+    c("SET e1 v");
+    CHECK(c("TTL e1").integer == -1);
+    CHECK(c("TTL nope").integer == -2);
+    CHECK(c("PTTL nope").integer == -2);
+    CHECK(c("EXPIRE e1 100").integer == 1);
+    CHECK(c("TTL e1").integer == 100);
+    CHECK(c("EXPIRE e1 50 NX").integer == 0);
+    CHECK(c("EXPIRE e1 50 XX").integer == 1);
+    CHECK(c("EXPIRE e1 40 GT").integer == 0);
+    CHECK(c("EXPIRE e1 60 GT").integer == 1);
+    CHECK(c("EXPIRE e1 70 LT").integer == 0);
+    CHECK(c("PEXPIRE e1 30000").integer == 1);
+    CHECK(c("TTL e1").integer == 30);
+    CHECK(c("EXPIREAT e1 99999999999").integer == 1);
+    CHECK(c("EXPIRETIME e1").integer == 99999999999LL);
+    CHECK(c("PEXPIREAT e1 99999999999000").integer == 1);
+    CHECK(c("PEXPIRETIME e1").integer == 99999999999000LL);
+    CHECK(c("PERSIST e1").integer == 1);
+    CHECK(c("PERSIST e1").integer == 0);
+    CHECK(c("EXPIRE nope 10").integer == 0);
+    CHECK(c("EXPIRE e1 -1").integer == 1);  // in the past: deleted
+    CHECK(c("EXISTS e1").integer == 0);
+    check_error(c("EXPIRE e1 10 NX XX"),
+                "ERR NX and XX, GT or LT options at the same time are not compatible");
+    check_error(c("EXPIRE e1 10 GT LT"), "ERR GT and LT options at the same time are not compatible");
+    check_error(c("EXPIRE e1 10 FOO"), "ERR Unsupported option FOO");
+    check_error(c("EXPIRE e1 abc"), "ERR value is not an integer or out of range");
+    check_error(c("EXPIRE e1 9223372036854775807"), "ERR invalid expire time in 'expire' command");
+  }
+
+  TEST_CASE("keys expire lazily on access") {
+    auto& c = client();
+    c("SET lazy v PX 50");
+    CHECK(c("GET lazy").str == "v");
+    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    CHECK(c("GET lazy").is_nil());
+    CHECK(c("TTL lazy").integer == -2);
+  }
+
+  TEST_CASE("the active sweep removes expired keys nobody reads") {
+    auto& c = client();
+    c("FLUSHALL");
+    for (int i = 0; i < 200; ++i) c.cmd({"SET", "sweep" + std::to_string(i), "v", "PX", "30"});
+    c("SET keeper v");
+    CHECK(c("DBSIZE").integer == 201);
+    long long size = -1;
+    for (int i = 0; i < 100 && size != 1; ++i) {  // up to ~2 s
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      size = c("DBSIZE").integer;
+    }
+    CHECK(size == 1);
+  }
+
+  TEST_CASE("KEYS, SCAN and RANDOMKEY walk the keyspace") {
+    auto& c = client();
+    c("FLUSHALL");
+    for (int i = 0; i < 250; ++i) c.cmd({"SET", "user:" + std::to_string(i), "v"});
+    c("SET other v");
+    CHECK(c("KEYS user:1?").elements.size() == 10);
+    CHECK(c("KEYS *").elements.size() == 251);
+    std::set<std::string> seen;
+    std::string cursor = "0";
+    int calls = 0;
+    do {
+      Reply r = c.cmd({"SCAN", cursor, "MATCH", "user:*", "COUNT", "20"});
+      REQUIRE(r.elements.size() == 2);
+      cursor = r.elements[0].str;
+      for (const auto& k : r.elements[1].elements) seen.insert(k.str);
+    } while (cursor != "0" && ++calls < 1000);
+    CHECK(seen.size() == 250);
+    CHECK(c("SCAN 0 TYPE hash COUNT 1000").elements[1].elements.empty());
+    check_error(c("SCAN abc"), "ERR invalid cursor");
+    check_error(c("SCAN 0 COUNT 0"), "ERR syntax error");
+    check_error(c("SCAN 0 FOO bar"), "ERR syntax error");
+    CHECK(c("RANDOMKEY").type == REDIS_REPLY_STRING);
+    c("FLUSHDB");
+    CHECK(c("RANDOMKEY").is_nil());
+    CHECK(c("DBSIZE").integer == 0);
+    check_error(c("FLUSHALL BAD"), "ERR syntax error");
+  }
+
+  TEST_CASE("connection commands: SELECT, HELLO, CLIENT, TIME") {
+    auto& c = client();
+    CHECK(c("SELECT 0").is_status("OK"));
+    check_error(c("SELECT 1"), "ERR DB index is out of range");
+    check_error(c("SELECT x"), "ERR value is not an integer or out of range");
+    Reply h = c("HELLO 2");
+    REQUIRE(h.elements.size() == 14);
+    CHECK(h.elements[4].str == "proto");
+    CHECK(h.elements[5].integer == 2);
+    check_error(c("HELLO 3"), "NOPROTO unsupported protocol version");
+    check_error(c("HELLO x"), "ERR Protocol version is not an integer or out of range");
+    CHECK(c("CLIENT ID").integer > 0);
+    CHECK(c("CLIENT GETNAME").is_nil());
+    CHECK(c("CLIENT SETNAME tester").is_status("OK"));
+    CHECK(c("CLIENT GETNAME").str == "tester");
+    check_error(c.cmd({"CLIENT", "SETNAME", "a b"}),
+                "ERR Client names cannot contain spaces, newlines or special characters.");
+    CHECK(c("CLIENT SETINFO lib-name hiredis").is_status("OK"));
+    CHECK(c("CLIENT LIST").str.find("name=tester") != std::string::npos);
+    CHECK(c("CLIENT LIST").str.find("lib-name=hiredis") != std::string::npos);
+    CHECK(c("CLIENT INFO").str.find("name=tester") != std::string::npos);
+    Reply t = c("TIME");
+    REQUIRE(t.elements.size() == 2);
+    CHECK(std::stoll(t.elements[0].str) > 1600000000);
+    check_error(c("AUTH x"),
+                "ERR AUTH <password> called without any password configured for the default user. "
+                "Are you sure your configuration is correct?");
+  }
+
+  TEST_CASE("COMMAND, CONFIG and INFO answer what tools ask") {
+    auto& c = client();
+    CHECK(c("COMMAND COUNT").integer >= 50);
+    Reply info = c("COMMAND INFO get nosuch");
+    REQUIRE(info.elements.size() == 2);
+    CHECK(info.elements[0].elements[0].str == "get");
+    CHECK(info.elements[0].elements[1].integer == 2);
+    CHECK(info.elements[1].type == REDIS_REPLY_NIL);
+    CHECK(c("COMMAND").elements.size() == static_cast<std::size_t>(c("COMMAND COUNT").integer));
+    Reply docs = c("COMMAND DOCS mget");
+    REQUIRE(docs.elements.size() == 2);
+    CHECK(docs.elements[1].elements[1].str.find("atomic per key") != std::string::npos);
+    Reply save = c("CONFIG GET save");
+    REQUIRE(save.elements.size() == 2);
+    CHECK(save.elements[1].str == "");
+    CHECK(c("CONFIG GET appendonly").elements[1].str == "no");
+    CHECK(c("CONFIG GET databases").elements[1].str == "1");
+    CHECK(c("CONFIG GET nosuchparam").elements.empty());
+    CHECK(c("CONFIG GET max*").elements.size() >= 2);
+    CHECK(c("CONFIG SET maxclients 5000").is_status("OK"));
+    CHECK(c("CONFIG GET maxclients").elements[1].str == "5000");
+    CHECK(c.cmd({"CONFIG", "SET", "save", ""}).is_status("OK"));
+    check_error(c("CONFIG SET maxclients abc"),
+                "ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument "
+                "couldn't be parsed into an integer");
+    check_error(c("CONFIG SET nosuch 1"),
+                "ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'");
+    check_error(c("CONFIG FOO"), "ERR unknown subcommand 'FOO'. Try CONFIG HELP.");
+    const std::string text = c("INFO").str;
+    CHECK(text.find("redis_version:") != std::string::npos);
+    CHECK(text.find("# kvlab") != std::string::npos);
+    CHECK(text.find("kvlab_backend:") != std::string::npos);
+    CHECK(text.find("total_commands_processed:") != std::string::npos);
+    CHECK(text.find("connected_clients:") != std::string::npos);
+    const std::string one = c("INFO stats").str;
+    CHECK(one.find("# Stats") != std::string::npos);
+    CHECK(one.find("# Server") == std::string::npos);
+  }
+
+  TEST_CASE("QUIT replies OK and closes the connection") {
+    Client q(server().port());
+    CHECK(q("QUIT").is_status("OK"));
+    CHECK(q("PING").type == -1);  // closed
+    CHECK(client()("PING").is_status("PONG"));
+  }
+
+  TEST_CASE("AUTH is required when the server has a password") {
+    kvtest::ServerProcess s({"--threads", "1", "--requirepass", "sesame"});
+    REQUIRE(s.running());
+    Client c(s.port());
+    check_error(c("GET k"), "NOAUTH Authentication required.");
+    check_error(c("HELLO 2"),
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+                "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+                "select the RESP protocol version at the same time");
+    check_error(c("AUTH wrong"), "WRONGPASS invalid username-password pair or user is disabled.");
+    CHECK(c("AUTH sesame").is_status("OK"));
+    CHECK(c("GET k").is_nil());
+    Client d(s.port());
+    CHECK(d("HELLO 2 AUTH default sesame").elements.size() == 14);
+    CHECK(d("GET k").is_nil());
+    Client e(s.port());
+    CHECK(e("AUTH default sesame").is_status("OK"));
+  }
+
+  TEST_CASE("maxclients refuses the client beyond the limit") {
+    kvtest::ServerProcess s({"--threads", "1", "--maxclients", "2"});
+    REQUIRE(s.running());
+    Client a(s.port());
+    CHECK(a("PING").is_status("PONG"));
+    // The harness's readiness probe may still hold a slot until the server sees it close.
+    for (int i = 0; i < 100; ++i) {
+      if (a("INFO clients").str.find("connected_clients:1\r") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    Client b(s.port());
+    CHECK(b("PING").is_status("PONG"));
+    Client c(s.port());
+    Reply r = c("PING");
+    CHECK((r.type == -1 || r.str == "ERR max number of clients reached"));
+  }
+
+  TEST_CASE("SHUTDOWN stops the server with exit status 0") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    Client c(s.port());
+    c("SHUTDOWN");
+    int code = -2;
+    CHECK(s.wait_exit(5000, &code));
+    CHECK(code == 0);
+  }
+}

@@ -1,0 +1,281 @@
+// The connection layer under stress: pipelines, protocol errors, large values, binary keys, many
+// connections and concurrent writers, against a real kvlab-server with 2 workers.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "tests/server/harness.hpp"
+
+using kvtest::Client;
+using kvtest::Reply;
+
+namespace {
+
+kvtest::ServerProcess& server() {
+  static kvtest::ServerProcess s({"--threads", "2"});
+  return s;
+}
+
+std::string mbulk(const std::vector<std::string>& args) {
+  std::string s = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) s += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return s;
+}
+
+// Sends `bytes` on a fresh raw connection and returns everything the server sends back before it
+// closes the connection (or 3 s pass).
+std::string exchange_until_close(std::string_view bytes, bool* closed) {
+  const int fd = kvtest::connect_raw(server().port());
+  REQUIRE(fd >= 0);
+  kvtest::send_all(fd, bytes);
+  std::string out = kvtest::read_until_close(fd, 3000, closed);
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("server") {
+  TEST_CASE("ten thousand pipelined commands sent in one write all get replies, in order") {
+    REQUIRE(server().running());
+    std::string batch;
+    for (int i = 0; i < 10000; ++i)
+      batch += mbulk({"SET", "pipe" + std::to_string(i), std::to_string(i)});
+    for (int i = 0; i < 10000; ++i) batch += mbulk({"GET", "pipe" + std::to_string(i)});
+    const int fd = kvtest::connect_raw(server().port(), 10000);
+    REQUIRE(fd >= 0);
+    REQUIRE(kvtest::send_all(fd, batch));
+    redisReader* reader = redisReaderCreate();
+    int got = 0;
+    bool in_order = true;
+    char buf[65536];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (got < 20000 && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      redisReaderFeed(reader, buf, static_cast<std::size_t>(n));
+      void* r = nullptr;
+      while (redisReaderGetReply(reader, &r) == REDIS_OK && r != nullptr) {
+        auto* rep = static_cast<redisReply*>(r);
+        if (got < 10000) {
+          in_order = in_order && rep->type == REDIS_REPLY_STATUS;
+        } else {
+          in_order = in_order && rep->type == REDIS_REPLY_STRING &&
+                     std::string(rep->str, rep->len) == std::to_string(got - 10000);
+        }
+        ++got;
+        freeReplyObject(r);
+        r = nullptr;
+      }
+    }
+    redisReaderFree(reader);
+    ::close(fd);
+    CHECK(got == 20000);
+    CHECK(in_order);
+  }
+
+  TEST_CASE("inline commands work, including PING without arguments") {
+    const int fd = kvtest::connect_raw(server().port());
+    REQUIRE(fd >= 0);
+    kvtest::send_all(fd, "PING\r\nSET inl \"a b\"\r\nGET inl\n");
+    std::string out;
+    char buf[256];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    while (out.size() < 20 && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    CHECK(out == "+PONG\r\n+OK\r\n$3\r\na b\r\n");
+  }
+
+  // Property: a protocol error gets exactly the Redis error line, the connection is closed after
+  // it, and a second client on the same server is unaffected.
+  TEST_CASE("protocol errors reply and close while another client keeps working") {
+    Client other(server().port());
+    REQUIRE(other.ok());
+    struct Case {
+      std::string input, reply;
+    } cases[] = {
+        {"*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+        {"*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"*1\r\n$abc\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"*2\r\n$3\r\nGET\r\n$600000000\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+        {"*1\r\n+PING\r\n", "-ERR Protocol error: expected '$', got '+'\r\n"},
+        {"SET k \"unbalanced\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+        {std::string(70000, 'x'), "-ERR Protocol error: too big inline request\r\n"},
+        {"PING\r\n*x\r\n", "+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.reply);
+      bool closed = false;
+      CHECK(exchange_until_close(c.input, &closed) == c.reply);
+      CHECK(closed);
+      CHECK(other("PING").is_status("PONG"));
+    }
+  }
+
+  // Property: announcing the maximum bulk (512 MiB) and never sending it costs no memory up front,
+  // blocks nobody, and the connection can simply go away.
+  TEST_CASE("a huge length announced but never sent does not allocate or block others") {
+    const std::size_t rss_before = server().rss_bytes();
+    std::vector<int> fds;
+    for (int i = 0; i < 8; ++i) {
+      const int fd = kvtest::connect_raw(server().port());
+      REQUIRE(fd >= 0);
+      kvtest::send_all(fd, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$536870912\r\nabc");
+      fds.push_back(fd);
+    }
+    Client other(server().port());
+    CHECK(other("PING").is_status("PONG"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::size_t rss_after = server().rss_bytes();
+    CHECK(rss_after < rss_before + 64u * 1024 * 1024);
+    for (int fd : fds) ::close(fd);
+    CHECK(other("PING").is_status("PONG"));
+  }
+
+  TEST_CASE("1 MiB and 64 MiB values round-trip intact") {
+    Client c(server().port(), 30000);
+    for (std::size_t size : {std::size_t{1} << 20, std::size_t{64} << 20}) {
+      std::string value(size, '\0');
+      for (std::size_t i = 0; i < size; ++i) value[i] = static_cast<char>((i * 131 + 7) & 0xff);
+      CHECK(c.cmd({"SET", "big", value}).is_status("OK"));
+      Reply r = c.cmd({"GET", "big"});
+      CHECK(r.str.size() == size);
+      CHECK(r.str == value);
+      CHECK(c("STRLEN big").integer == static_cast<long long>(size));
+    }
+    c("DEL big");
+  }
+
+  TEST_CASE("keys and values with NUL bytes are binary safe") {
+    Client c(server().port());
+    const std::string k1("nul\0key", 7), k2("nul\0kez", 7), v("va\0\r\nlue", 8);
+    CHECK(c.cmd({"SET", k1, v}).is_status("OK"));
+    CHECK(c.cmd({"SET", k2, "other"}).is_status("OK"));
+    CHECK(c.cmd({"GET", k1}).str == v);
+    CHECK(c.cmd({"GET", k2}).str == "other");
+    CHECK(c.cmd({"GET", std::string("nul", 3)}).is_nil());
+    CHECK(c.cmd({"DEL", k1, k2}).integer == 2);
+  }
+
+  TEST_CASE("a thousand concurrent connections are all served") {
+    std::vector<std::unique_ptr<Client>> clients;
+    for (int i = 0; i < 1000; ++i) {
+      clients.push_back(std::make_unique<Client>(server().port()));
+      REQUIRE(clients.back()->ok());
+    }
+    for (int i = 0; i < 1000; ++i)
+      clients[i]->append({"SET", "conn" + std::to_string(i), std::to_string(i)});
+    int ok = 0;
+    for (int i = 0; i < 1000; ++i) ok += clients[i]->get_reply().is_status("OK") ? 1 : 0;
+    CHECK(ok == 1000);
+    int right = 0;
+    for (int i = 0; i < 1000; ++i)
+      right += (*clients[(i + 1) % 1000]).cmd({"GET", "conn" + std::to_string(i)}).str ==
+                       std::to_string(i)
+                   ? 1
+                   : 0;
+    CHECK(right == 1000);
+    Client probe(server().port());
+    const std::string info = probe("INFO clients").str;
+    CHECK(info.find("connected_clients:1001") != std::string::npos);
+  }
+
+  // Property: INCR is an atomic read-modify-write: 4 clients × 10,000 increments of one key, on
+  // connections spread over both workers, end at exactly 40,000.
+  TEST_CASE("four clients times ten thousand INCR on one key give exactly forty thousand") {
+    Client setup(server().port());
+    setup("DEL counter");
+    std::vector<std::thread> threads;
+    std::atomic<int> errors{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        Client c(server().port());
+        for (int batch = 0; batch < 100; ++batch) {
+          for (int i = 0; i < 100; ++i) c.append({"INCR", "counter"});
+          for (int i = 0; i < 100; ++i)
+            if (c.get_reply().type != REDIS_REPLY_INTEGER) errors.fetch_add(1);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(errors.load() == 0);
+    CHECK(setup("GET counter").str == "40000");
+  }
+
+  // Property: under concurrent SET/GET/DEL of a few keys, every GET returns either nil or a value
+  // some client wrote to that very key (values encode their key), never a torn or foreign value;
+  // every DEL returns 0 or 1; and at the end a GET agrees with EXISTS.
+  TEST_CASE("SET, GET and DEL races keep every reply consistent with some order") {
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        Client c(server().port());
+        for (int i = 0; i < 3000; ++i) {
+          const std::string key = "race" + std::to_string(i % 4);
+          switch ((i + t) % 3) {
+            case 0: {
+              Reply r = c.cmd({"SET", key, key + ":" + std::to_string(t) + ":" + std::to_string(i)});
+              if (!r.is_status("OK")) bad.fetch_add(1);
+              break;
+            }
+            case 1: {
+              Reply r = c.cmd({"GET", key});
+              if (!r.is_nil() && r.str.rfind(key + ":", 0) != 0) bad.fetch_add(1);
+              break;
+            }
+            default: {
+              Reply r = c.cmd({"DEL", key});
+              if (r.type != REDIS_REPLY_INTEGER || r.integer < 0 || r.integer > 1) bad.fetch_add(1);
+            }
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(bad.load() == 0);
+    Client c(server().port());
+    for (int k = 0; k < 4; ++k) {
+      const std::string key = "race" + std::to_string(k);
+      CHECK(c.cmd({"GET", key}).is_nil() == (c.cmd({"EXISTS", key}).integer == 0));
+    }
+  }
+
+  // Property: a client that pipelines without reading is throttled (the server stops reading it)
+  // instead of growing the server's memory without bound, and other clients are unaffected.
+  TEST_CASE("a client that never reads its replies does not grow server memory") {
+    Client setup(server().port());
+    setup.cmd({"SET", "fat", std::string(64 * 1024, 'f')});
+    const std::size_t rss_before = server().rss_bytes();
+    const int fd = kvtest::connect_raw(server().port(), 200);
+    REQUIRE(fd >= 0);
+    const std::string get = mbulk({"GET", "fat"});
+    std::string burst;
+    for (int i = 0; i < 256; ++i) burst += get;
+    // Up to 64 MiB of requests (~256 MiB of replies) until the socket stops accepting them.
+    for (int i = 0; i < 16000; ++i)
+      if (::send(fd, burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT) <= 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(setup("PING").is_status("PONG"));
+    const std::size_t rss_after = server().rss_bytes();
+    CHECK(rss_after < rss_before + 128u * 1024 * 1024);
+    ::close(fd);
+    CHECK(setup("PING").is_status("PONG"));
+  }
+
+  TEST_CASE("SIGTERM stops the server gracefully with exit status 0") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    Client c(s.port());
+    CHECK(c("SET x y").is_status("OK"));
+    CHECK(s.stop(SIGTERM) == 0);
+  }
+}

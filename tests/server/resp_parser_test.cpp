@@ -1,0 +1,190 @@
+// Unit tests of the incremental RESP2 request parser (server/resp_parser.hpp): no sockets.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/resp_parser.hpp"
+#include "server/strings_util.hpp"
+
+using kvlab::server::RequestParser;
+using Status = RequestParser::Status;
+
+namespace {
+
+// Feeds `input` to a parser in pieces of `chunk` bytes, as a connection would, and returns every
+// command parsed (or stops at the first error, reported in *error).
+std::vector<std::vector<std::string>> feed(const std::string& input, std::size_t chunk,
+                                           std::string* error = nullptr, bool auth = true) {
+  RequestParser p;
+  std::vector<std::vector<std::string>> out;
+  std::string buf;
+  std::size_t given = 0;
+  while (given < input.size() || !buf.empty()) {
+    if (given < input.size()) {
+      const std::size_t n = std::min(chunk, input.size() - given);
+      buf.append(input, given, n);
+      given += n;
+    }
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      const Status st = p.parse(buf, auth);
+      if (st == Status::kError) {
+        if (error != nullptr) *error = p.error();
+        return out;
+      }
+      if (st == Status::kCommand) {
+        std::vector<std::string> args;
+        for (auto a : p.args()) args.emplace_back(a);
+        if (!args.empty()) out.push_back(args);
+        buf.erase(0, p.consumed());
+        progress = true;
+      }
+    }
+    if (given >= input.size()) break;
+  }
+  return out;
+}
+
+std::string mbulk(const std::vector<std::string>& args) {
+  std::string s = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) s += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return s;
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("a multibulk command parses into its arguments") {
+    auto cmds = feed(mbulk({"SET", "key", "value"}), 1 << 20);
+    REQUIRE(cmds.size() == 1);
+    CHECK(cmds[0] == std::vector<std::string>{"SET", "key", "value"});
+  }
+
+  TEST_CASE("a command split at every byte boundary parses the same") {
+    const std::string in = mbulk({"SET", "k", std::string(100, 'x')}) + mbulk({"GET", "k"});
+    for (std::size_t chunk : {1u, 2u, 3u, 7u, 16u, 64u}) {
+      auto cmds = feed(in, chunk);
+      REQUIRE(cmds.size() == 2);
+      CHECK(cmds[0][2] == std::string(100, 'x'));
+      CHECK(cmds[1] == std::vector<std::string>{"GET", "k"});
+    }
+  }
+
+  TEST_CASE("bulk arguments are binary safe (NUL and CRLF inside)") {
+    const std::string key("a\0b\r\nc", 6);
+    auto cmds = feed(mbulk({"GET", key}), 3);
+    REQUIRE(cmds.size() == 1);
+    CHECK(cmds[0][1] == key);
+  }
+
+  TEST_CASE("a pipeline of ten thousand commands parses in order") {
+    std::string in;
+    for (int i = 0; i < 10000; ++i) in += mbulk({"INCR", "k" + std::to_string(i)});
+    auto cmds = feed(in, 4096);
+    REQUIRE(cmds.size() == 10000);
+    CHECK(cmds[9999][1] == "k9999");
+  }
+
+  TEST_CASE("inline commands split on blanks and understand quotes") {
+    auto cmds = feed("SET k \"a b\\x41\\n\" 'it\\'s'\r\nPING\n", 5);
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0] == std::vector<std::string>{"SET", "k", "a bA\n", "it's"});
+    CHECK(cmds[1] == std::vector<std::string>{"PING"});
+  }
+
+  TEST_CASE("empty inline lines and zero-length multibulks are skipped") {
+    auto cmds = feed("\r\n\n*0\r\n*-1\r\nPING\r\n", 100);
+    REQUIRE(cmds.size() == 1);
+    CHECK(cmds[0][0] == "PING");
+  }
+
+  TEST_CASE("unbalanced quotes are a protocol error") {
+    std::string e;
+    feed("SET k \"abc\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: unbalanced quotes in request");
+    e.clear();
+    feed("SET k \"abc\"x\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: unbalanced quotes in request");
+  }
+
+  TEST_CASE("a bad multibulk length is a protocol error") {
+    std::string e;
+    feed("*abc\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: invalid multibulk length");
+    e.clear();
+    feed("*2147483648\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: invalid multibulk length");
+  }
+
+  TEST_CASE("a bad or negative bulk length is a protocol error") {
+    std::string e;
+    feed("*1\r\n$-3\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: invalid bulk length");
+    e.clear();
+    feed("*1\r\n$x\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: invalid bulk length");
+    e.clear();
+    feed("*1\r\n$536870913\r\n", 100, &e);  // 512 MiB + 1
+    CHECK(e == "ERR Protocol error: invalid bulk length");
+  }
+
+  TEST_CASE("a missing dollar is reported with the byte found") {
+    std::string e;
+    feed("*1\r\n:3\r\n", 100, &e);
+    CHECK(e == "ERR Protocol error: expected '$', got ':'");
+  }
+
+  TEST_CASE("oversized inline and length lines are refused before buffering more") {
+    std::string e;
+    feed(std::string(70000, 'a'), 70000, &e);
+    CHECK(e == "ERR Protocol error: too big inline request");
+    e.clear();
+    feed("*" + std::string(70000, '1'), 70000, &e);
+    CHECK(e == "ERR Protocol error: too big mbulk count string");
+    e.clear();
+    feed("*1\r\n$" + std::string(70000, '1'), 70000, &e);
+    CHECK(e == "ERR Protocol error: too big bulk count string");
+  }
+
+  TEST_CASE("a 512 MiB bulk may be announced; the parser asks for exactly that many bytes") {
+    RequestParser p;
+    const std::string head = "*2\r\n$3\r\nSET\r\n$536870912\r\n";
+    CHECK(p.parse(head, true) == Status::kIncomplete);
+    CHECK(p.bytes_needed() == head.size() + 536870912 + 2);
+  }
+
+  TEST_CASE("unauthenticated clients may not announce large commands") {
+    std::string e;
+    feed("*11\r\n", 100, &e, false);
+    CHECK(e == "ERR Protocol error: unauthenticated multibulk length");
+    e.clear();
+    feed("*2\r\n$4\r\nAUTH\r\n$16385\r\n", 100, &e, false);
+    CHECK(e == "ERR Protocol error: unauthenticated bulk length");
+  }
+
+  TEST_CASE("integers parse with Redis's strictness") {
+    std::int64_t v = 0;
+    CHECK(kvlab::server::parse_i64("-9223372036854775808", &v));
+    CHECK(v == INT64_MIN);
+    CHECK_FALSE(kvlab::server::parse_i64("9223372036854775808", &v));
+    CHECK_FALSE(kvlab::server::parse_i64("01", &v));
+    CHECK_FALSE(kvlab::server::parse_i64("+1", &v));
+    CHECK_FALSE(kvlab::server::parse_i64(" 1", &v));
+    CHECK_FALSE(kvlab::server::parse_i64("", &v));
+  }
+
+  TEST_CASE("glob patterns match like Redis's stringmatch") {
+    using kvlab::server::glob_match;
+    CHECK(glob_match("*", "anything"));
+    CHECK(glob_match("h?llo", "hello"));
+    CHECK(glob_match("h[ae]llo", "hallo"));
+    CHECK_FALSE(glob_match("h[^e]llo", "hello"));
+    CHECK(glob_match("h[a-c]llo", "hbllo"));
+    CHECK(glob_match("k\\*", "k*"));
+    CHECK_FALSE(glob_match("k\\*", "kx"));
+    CHECK(glob_match("user:*:name", "user:42:name"));
+  }
+}
