@@ -10,10 +10,12 @@
 // - Atomic read-modify-write. Objects never change after publication, so an update() function can
 //   read one, build a successor and return it; if the backend retries the function, the discarded
 //   successor is simply freed. Changing only the expiry (EXPIRE, PERSIST) shares the Object.
-// - Room for the next types. `ObjectType` tags the payload; lists, sets, hashes and sorted sets will
-//   be Objects whose payload is a container carrying its own synchronization.
+// - Container types. `ObjectType` tags the payload; lists, sets, hashes and sorted sets are
+//   Objects whose payload is a container carrying its own synchronization (server/container.hpp):
+//   the handle is still immutable, the container behind it is mutated under its own lock.
 //
-// Thread safety: an Object is immutable once published; ObjectRef copies are safe from any thread.
+// Thread safety: a string Object is immutable once published; a container Object is mutated only
+// under its lock; ObjectRef copies are safe from any thread.
 // Invariants: refs_ >= 1 while any ObjectRef points at the Object; size_ <= 512 MiB.
 #pragma once
 
@@ -28,7 +30,11 @@
 
 namespace kvlab::server {
 
-enum class ObjectType : std::uint8_t { kString = 0 /* kList, kSet, kHash, kZSet: next issue */ };
+enum class ObjectType : std::uint8_t { kString = 0, kList, kSet, kHash, kZSet };
+
+class Object;
+// Destroys a container Object (server/container.hpp); string Objects are freed inline.
+void destroy_container(Object* o) noexcept;
 
 class Object {
  public:
@@ -61,12 +67,16 @@ class Object {
   // on the final decrement so the freeing thread sees every other thread's reads completed.
   void release() {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      if (type_ != ObjectType::kString) {
+        destroy_container(this);
+        return;
+      }
       this->~Object();
       std::free(this);
     }
   }
 
- private:
+ protected:
   Object(ObjectType t, std::size_t n) : size_(static_cast<std::uint32_t>(n)), type_(t) {}
   std::atomic<std::uint32_t> refs_{1};
   std::uint32_t size_;
@@ -92,6 +102,8 @@ class ObjectRef {
     if (p_ != nullptr) p_->release();
   }
   const Object* get() const { return p_; }
+  // Containers are mutated through their handle (under their own lock): see container.hpp.
+  Object* mutable_get() const { return p_; }
   const Object* operator->() const { return p_; }
   const Object& operator*() const { return *p_; }
   explicit operator bool() const { return p_ != nullptr; }

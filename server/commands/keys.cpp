@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/container.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -44,13 +45,24 @@ void exists_cmd(CommandContext& ctx) {
 std::string_view type_name(ObjectType t) {
   switch (t) {
     case ObjectType::kString: return "string";
+    case ObjectType::kList: return "list";
+    case ObjectType::kSet: return "set";
+    case ObjectType::kHash: return "hash";
+    case ObjectType::kZSet: return "zset";
   }
   return "none";
 }
 
+// "none" for a container that was emptied and is being unlinked (see server/container.hpp).
+std::string_view value_type_name(const Value& v) {
+  if (is_container(*v.obj) && static_cast<const ContainerBase*>(v.obj.get())->is_dead())
+    return "none";
+  return type_name(v.obj->type());
+}
+
 void type_cmd(CommandContext& ctx) {
   std::string_view name = "none";
-  read_live(ctx, ctx.arg(1), [&](const Value& v) { name = type_name(v.obj->type()); });
+  read_live(ctx, ctx.arg(1), [&](const Value& v) { name = value_type_name(v); });
   ctx.reply.simple(name);
 }
 
@@ -277,7 +289,11 @@ void scan_cmd(CommandContext& ctx) {
     const auto& [h, key] = sc.keys[sc.pos++];
     ++examined;
     if (has_pattern && !glob_match(pattern, key)) continue;
-    if (has_type && !iequals(type, "string")) continue;
+    if (has_type) {
+      std::string_view actual = "none";
+      read_live(ctx, key, [&](const Value& v) { actual = value_type_name(v); });
+      if (!iequals(type, actual)) continue;
+    }
     out.push_back(key);
   }
   std::uint64_t next = 0;
