@@ -7,6 +7,7 @@
 #include <string>
 
 #include "structures/backends.hpp"
+#include "structures/common/json.hpp"
 
 namespace kvlab {
 namespace {
@@ -47,23 +48,6 @@ std::string capabilities(const BackendTraits& t) {
     add(t.ordered, "ordered");
     add(t.resizable, "resizable");
     add(!t.concurrent_for_each, "quiescent-for_each");
-  }
-  return out;
-}
-
-std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
   }
   return out;
 }
@@ -127,12 +111,11 @@ std::string format_backend_table(TableFormat format) {
       for (std::size_t i = 0; i < kTable.size(); ++i) {
         const auto& t = kTable[i];
         auto b = [](bool v) { return v ? "true" : "false"; };
-        out += "  {\"name\": \"" + json_escape(t.name) + "\", \"family\": \"" +
-               json_escape(t.family) + "\", \"progress\": \"" +
-               std::string(to_string(t.progress)) + "\", \"reclamation\": \"" +
-               std::string(to_string(t.reclamation)) + "\", \"reference\": \"" +
-               json_escape(t.reference) + "\", \"summary\": \"" + json_escape(t.summary) +
-               "\", \"capabilities\": {\"concurrent_erase\": " + b(t.concurrent_erase) +
+        out += "  {\"name\": " + json_string(t.name) + ", \"family\": " +
+               json_string(t.family) + ", \"progress\": " + json_string(to_string(t.progress)) +
+               ", \"reclamation\": " + json_string(to_string(t.reclamation)) +
+               ", \"reference\": " + json_string(t.reference) +
+               ", \"summary\": " + json_string(t.summary) + ", \"capabilities\": {\"concurrent_erase\": " + b(t.concurrent_erase) +
                ", \"ordered\": " + b(t.ordered) + ", \"resizable\": " + b(t.resizable) +
                ", \"fifo\": " + b(t.fifo) + ", \"bounded\": " + b(t.bounded) +
                ", \"single_consumer\": " + b(t.single_consumer) +
@@ -166,7 +149,7 @@ std::string format_backend_table(TableFormat format) {
   return out;
 }
 
-std::string_view default_map_backend() { return "hash/locked"; }
+std::string_view default_map_backend() { return "hash/kvlab"; }
 
 std::unique_ptr<AnyKeyspace<std::string>> make_string_keyspace(std::string_view name,
                                                                const MapOptions& options) {

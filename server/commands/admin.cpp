@@ -631,15 +631,18 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
   if (want("memory", true)) {
     section("Memory");
     const struct mallinfo2 mi = mallinfo2();
-    const std::size_t used = mi.uordblks + mi.hblkhd;
     const std::size_t rss = rss_bytes();
+    // glibc's mallinfo2 counts what glibc allocated; tbbmalloc (the default allocator of release
+    // builds) keeps no such total and mallinfo2 reports 0: then used_memory is the RSS.
+    std::size_t used = mi.uordblks + mi.hblkhd;
+    if (used == 0) used = rss;
     o << "used_memory:" << used << "\r\n"
       << "used_memory_human:" << human_bytes(used) << "\r\n"
       << "used_memory_rss:" << rss << "\r\n"
       << "used_memory_rss_human:" << human_bytes(rss) << "\r\n"
       << "maxmemory:0\r\n"
       << "maxmemory_policy:noeviction\r\n"
-      << "mem_allocator:libc\r\n";
+      << "mem_allocator:" KVLAB_SERVER_MALLOC "\r\n";
   }
   if (want("persistence", true)) {
     section("Persistence");

@@ -163,42 +163,41 @@ void setex_generic(CommandContext& ctx, TimeUnit unit, std::string_view name) {
 void setex_cmd(CommandContext& ctx) { setex_generic(ctx, TimeUnit::kSeconds, "setex"); }
 void psetex_cmd(CommandContext& ctx) { setex_generic(ctx, TimeUnit::kMilliseconds, "psetex"); }
 
-void getset_cmd(CommandContext& ctx) {
-  ObjectRef obj = make_str(ctx.arg(2));
+// The GETSET/GETDEL/GETEX shape: one atomic update reads key's live string value and lets
+// step(cur, v) decide what follows it (cur: what is stored, possibly expired; v: the live value or
+// nullptr; step never sees another type, which stays untouched and answers WRONGTYPE). Replies
+// the old string or nil; returns the old object (empty when there was none or on WRONGTYPE).
+template <class Step>
+ObjectRef get_and_update(CommandContext& ctx, Step&& step) {
   ObjectRef old;
   bool wrong_type = false;
-  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+  ctx.ks.update(ctx.arg(1), [&](const Value* cur) -> Update<Value> {
     const Value* v = live(cur, ctx.now_ms);
     old = v != nullptr ? v->obj : ObjectRef();
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
-    return wrong_type ? U::keep() : U::assign(Value{obj, 0});
+    return wrong_type ? U::keep() : step(cur, v);
   });
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
-  } else if (old) {
+    return {};
+  }
+  if (old) {
     ctx.reply.bulk(old->str());
   } else {
     ctx.reply.null();
   }
+  return old;
+}
+
+void getset_cmd(CommandContext& ctx) {
+  ObjectRef obj = make_str(ctx.arg(2));
+  get_and_update(ctx, [&](const Value*, const Value*) { return U::assign(Value{obj, 0}); });
 }
 
 void getdel_cmd(CommandContext& ctx) {
-  ObjectRef old;
-  bool wrong_type = false;
-  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
-    const Value* v = live(cur, ctx.now_ms);
-    old = v != nullptr ? v->obj : ObjectRef();
-    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
-    if (cur == nullptr || wrong_type) return U::keep();
-    return U::erase();  // also removes an expired value
+  get_and_update(ctx, [](const Value* cur, const Value*) {
+    return cur == nullptr ? U::keep() : U::erase();  // also removes an expired value
   });
-  if (wrong_type) {
-    ctx.reply.error(err::kWrongType);
-  } else if (old) {
-    ctx.reply.bulk(old->str());
-  } else {
-    ctx.reply.null();
-  }
 }
 
 void getex_cmd(CommandContext& ctx) {
@@ -215,26 +214,12 @@ void getex_cmd(CommandContext& ctx) {
     if (!resolve_expiry(ctx, &o, "getex")) return;
   }
   const bool change = o.has_expire || o.persist;
-  ObjectRef old;
-  bool wrong_type = false;
-  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
-    const Value* v = live(cur, ctx.now_ms);
-    old = v != nullptr ? v->obj : ObjectRef();
-    wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
-    if (v == nullptr || wrong_type || !change) return U::keep();
+  const ObjectRef old = get_and_update(ctx, [&](const Value*, const Value* v) {
+    if (v == nullptr || !change) return U::keep();
     if (o.has_expire && o.at_ms <= ctx.now_ms) return U::erase();
     return U::assign(Value{v->obj, o.persist ? 0 : o.at_ms});
   });
-  if (wrong_type) {
-    ctx.reply.error(err::kWrongType);
-    return;
-  }
   if (old && o.has_expire && o.at_ms > ctx.now_ms) ctx.worker.track_expiry(ctx.arg(1), o.at_ms);
-  if (old) {
-    ctx.reply.bulk(old->str());
-  } else {
-    ctx.reply.null();
-  }
 }
 
 void mget_cmd(CommandContext& ctx) {

@@ -56,6 +56,9 @@ struct BenchConfig {
   unsigned reps = 5;
   std::string placement = "none";
   bool via_adapter = false;  // also measure each map through AnyKeyspace (virtual calls)
+  // Map threads run in epoch QSBR mode (quiescent every 256 operations, as the server's workers);
+  // true: every operation of the own structures enters and leaves an epoch guard instead.
+  bool epoch_guards = false;
   // Queues.
   unsigned producers = 0;  // 0: derived from the thread list
   unsigned consumers = 0;

@@ -145,6 +145,9 @@ void add_bench(CLI::App& app) {
                   "Write the --format output here (the table still goes to stdout)");
   sub->add_flag("--via-adapter", c.via_adapter,
                 "Also measure every map through AnyKeyspace (one virtual call per operation)");
+  sub->add_flag("--epoch-guards", c.epoch_guards,
+                "Own structures: enter an epoch guard per operation (full fence) instead of the "
+                "default QSBR mode with a quiescent point every 256 operations");
   sub->add_option("--producers", c.producers,
                   "Queues: producer threads (default: half of each --threads)");
   sub->add_option("--consumers", c.consumers, "Queues: consumer threads");

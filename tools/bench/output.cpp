@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kvlab_config.hpp"
+#include "structures/common/json.hpp"
 #include "tools/bench/bench.hpp"
 
 namespace kvlab::bench {
@@ -20,39 +21,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-std::string json_escape(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string json_num(double v) {
@@ -245,34 +213,34 @@ std::string format_table(const BenchReport& r) {
 std::string format_json(const BenchReport& r) {
   const BenchConfig& c = r.config;
   std::string o = "{\n  \"manifest\": {\n";
-  o += "    \"kvlab_version\": " + json_escape(KVLAB_VERSION) + ",\n";
-  o += "    \"git_sha\": " + json_escape(KVLAB_GIT_SHA) + ",\n";
-  o += "    \"date\": " + json_escape(utc_now()) + ",\n";
-  o += "    \"host\": " + json_escape(hostname()) + ",\n";
-  o += "    \"cpu_model\": " + json_escape(cpu_model()) + ",\n";
-  o += "    \"topology_summary\": " + json_escape(r.topology_summary) + ",\n";
-  o += "    \"placement\": " + json_escape(c.placement) + ",\n";
-  o += "    \"loadavg\": [" + json_escape(r.loadavg_before) + ", " + json_escape(r.loadavg_after) +
+  o += "    \"kvlab_version\": " + json_string(KVLAB_VERSION) + ",\n";
+  o += "    \"git_sha\": " + json_string(KVLAB_GIT_SHA) + ",\n";
+  o += "    \"date\": " + json_string(utc_now()) + ",\n";
+  o += "    \"host\": " + json_string(hostname()) + ",\n";
+  o += "    \"cpu_model\": " + json_string(cpu_model()) + ",\n";
+  o += "    \"topology_summary\": " + json_string(r.topology_summary) + ",\n";
+  o += "    \"placement\": " + json_string(c.placement) + ",\n";
+  o += "    \"loadavg\": [" + json_string(r.loadavg_before) + ", " + json_string(r.loadavg_after) +
        "],\n";
   o += "    \"placement_plan\": [";
   for (std::size_t i = 0; i < r.placement_notes.size(); ++i)
-    o += (i ? ", " : "") + json_escape(r.placement_notes[i]);
+    o += (i ? ", " : "") + json_string(r.placement_notes[i]);
   o += "],\n    \"args\": [";
-  for (std::size_t i = 0; i < c.argv.size(); ++i) o += (i ? ", " : "") + json_escape(c.argv[i]);
-  o += "],\n    \"footprint_method\": " + json_escape(r.footprint_method) + ",\n";
+  for (std::size_t i = 0; i < c.argv.size(); ++i) o += (i ? ", " : "") + json_string(c.argv[i]);
+  o += "],\n    \"footprint_method\": " + json_string(r.footprint_method) + ",\n";
   o += "    \"value_type\": " +
-       json_escape(c.value_size <= 8 ? "std::uint64_t" : "std::string of value_size bytes") + ",\n";
+       json_string(c.value_size <= 8 ? "std::uint64_t" : "std::string of value_size bytes") + ",\n";
   o += "    \"warnings\": [";
   for (std::size_t i = 0; i < r.warnings.size(); ++i)
-    o += (i ? ", " : "") + json_escape(r.warnings[i]);
+    o += (i ? ", " : "") + json_string(r.warnings[i]);
   o += "]\n  },\n  \"results\": [";
   bool first = true;
   for (const auto* m : sorted(r)) {
     o += first ? "\n" : ",\n";
     first = false;
     const bool q = m->family == "queue";
-    o += "    {\"backend\": " + json_escape(m->backend) +
-         ", \"family\": " + json_escape(m->family) +
+    o += "    {\"backend\": " + json_string(m->backend) +
+         ", \"family\": " + json_string(m->family) +
          ", \"threads\": " + std::to_string(m->threads) + ", \"workload\": {";
     if (q) {
       o += "\"keys\": null, \"update_pct\": null, \"dist\": null, \"key_size\": null, "
@@ -282,10 +250,11 @@ std::string format_json(const BenchReport& r) {
            ", \"capacity\": " + std::to_string(c.queue_capacity);
     } else {
       o += "\"keys\": " + std::to_string(c.keys) + ", \"update_pct\": " + json_num(c.update_pct) +
-           ", \"dist\": " + json_escape(c.dist.describe()) +
+           ", \"dist\": " + json_string(c.dist.describe()) +
            ", \"key_size\": " + std::to_string(c.key_size) +
            ", \"value_size\": " + std::to_string(c.value_size) +
-           ", \"duration_s\": " + json_num(c.duration_s) + ", \"prefill\": " + json_num(c.prefill);
+           ", \"duration_s\": " + json_num(c.duration_s) + ", \"prefill\": " + json_num(c.prefill) +
+           ", \"epoch_mode\": " + std::string(c.epoch_guards ? "\"guard\"" : "\"qsbr\"");
     }
     o += "}, ";
     if (m->valid) {
@@ -298,8 +267,8 @@ std::string format_json(const BenchReport& r) {
     o += ", \"reps\": " + std::to_string(m->reps) + ", \"valid\": " + (m->valid ? "true" : "false");
     o += ", \"via_adapter\": " + std::string(m->via_adapter ? "true" : "false");
     o += ", \"cpu_share\": " + json_num(m->cpu_share);
-    o += ", \"note\": " + json_escape(m->note);
-    if (!m->valid) o += ", \"invalid_reason\": " + json_escape(m->invalid_reason);
+    o += ", \"note\": " + json_string(m->note);
+    if (!m->valid) o += ", \"invalid_reason\": " + json_string(m->invalid_reason);
     if (!q) o += ", \"footprint_bytes\": " + std::to_string(m->footprint_bytes);
     o += ", \"ops_validated\": " + std::to_string(m->ops) + "}";
   }

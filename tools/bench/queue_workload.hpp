@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "structures/keyspace.hpp"
+#include "structures/reclaim/epoch.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/harness.hpp"
 
@@ -29,6 +30,7 @@ struct QueueShared {
   unsigned producers = 1, consumers = 1;
   std::uint64_t items = 0;
   bool fifo = false;
+  bool qsbr = true;  // epoch QSBR mode for the own queues (see map_thread_body); false: --epoch-guards
   const ThreadPlan* plan = nullptr;
   alignas(64) std::atomic<unsigned> start_arrived{0};
   alignas(64) std::atomic<unsigned> end_arrived{0};
@@ -67,8 +69,19 @@ void queue_thread_body(benchmark::State& state, Q& q, QueueShared& sh) {
   if (std::string err; !RunEnv::pin(*sh.plan, ti, &err)) {
     sh.pin_errors[ti] = err;
   }
+  // QSBR as in map_thread_body: announced for the transfer, quiescent every 256 operations,
+  // offline while waiting at the barriers.
+  constexpr unsigned kQuiescentEvery = 256;
+  unsigned since_quiescent = 0;
+  auto maybe_quiescent = [&] {
+    if (sh.qsbr && ++since_quiescent == kQuiescentEvery) {
+      since_quiescent = 0;
+      reclaim::quiescent();
+    }
+  };
   for (auto _ : state) {
     spin_barrier(sh.start_arrived, total);
+    if (sh.qsbr) reclaim::online();
     const auto t0 = Clock::now();
     if (ti < sh.producers) {
       const std::uint64_t n = sh.items_of(ti);
@@ -76,6 +89,7 @@ void queue_thread_body(benchmark::State& state, Q& q, QueueShared& sh) {
       for (std::uint64_t s = 0; s < n; ++s) {
         unsigned attempt = 0;
         while (!q.push(tag | s)) relax(attempt);  // bounded and full: retry
+        maybe_quiescent();
       }
       sh.producers_done.fetch_add(1, std::memory_order_release);
     } else {
@@ -84,6 +98,7 @@ void queue_thread_body(benchmark::State& state, Q& q, QueueShared& sh) {
       unsigned attempt = 0;
       Clock::time_point empty_since{};
       for (;;) {
+        maybe_quiescent();
         if (auto v = q.try_pop()) {
           log.push_back(*v);
           attempt = 0;
@@ -116,6 +131,7 @@ void queue_thread_body(benchmark::State& state, Q& q, QueueShared& sh) {
         relax(attempt);
       }
     }
+    if (sh.qsbr) reclaim::offline();
     spin_barrier(sh.end_arrived, total);
     state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
   }
@@ -154,6 +170,7 @@ std::vector<Measurement> run_queue_backend(RunEnv& env, unsigned producers, unsi
   sh.producers = producers;
   sh.consumers = consumers;
   sh.items = c.items;
+  sh.qsbr = !c.epoch_guards;
   sh.fifo = Q::kTraits.fifo;
   sh.plan = &plan;
   sh.logs.resize(consumers);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "structures/common/json.hpp"
+
 namespace kvlab::topo {
 
 class JsonWriter {
@@ -119,38 +121,7 @@ class JsonWriter {
     out_ += '\n';
     out_.append(levels_.size() * 2, ' ');
   }
-  void quote(std::string_view s) {
-    out_ += '"';
-    for (const char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
-      switch (c) {
-        case '"':
-          out_ += "\\\"";
-          break;
-        case '\\':
-          out_ += "\\\\";
-          break;
-        case '\n':
-          out_ += "\\n";
-          break;
-        case '\t':
-          out_ += "\\t";
-          break;
-        case '\r':
-          out_ += "\\r";
-          break;
-        default:
-          if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out_ += buf;
-          } else {
-            out_ += ch;
-          }
-      }
-    }
-    out_ += '"';
-  }
+  void quote(std::string_view s) { append_json_string(out_, s); }
 
   std::string out_;
   std::vector<Level> levels_;

@@ -273,7 +273,7 @@ int Model::core_of_pu(unsigned os) const {
   return -1;
 }
 
-std::optional<Model> load_model(std::string_view input, std::string* error) {
+std::optional<Model> load_model(std::string_view input, std::string* error, IoObjects io) {
   Model m;
   const std::string in(input);
   if (in.empty() || in == "live") {
@@ -301,7 +301,8 @@ std::optional<Model> load_model(std::string_view input, std::string* error) {
   }
   m.hw.reset(raw, [](hwloc_topology* t) { hwloc_topology_destroy(t); });
   hwloc_topology_t topo = raw;
-  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  hwloc_topology_set_io_types_filter(
+      topo, io == IoObjects::kImportant ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT : HWLOC_TYPE_FILTER_KEEP_NONE);
   if (m.kind == SourceKind::kSynthetic &&
       hwloc_topology_set_synthetic(topo, m.source.c_str()) != 0) {
     if (error) *error = "hwloc rejects the synthetic description '" + m.source + "'";

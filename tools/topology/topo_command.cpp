@@ -39,7 +39,7 @@ struct TopoOptions {
 
 topo::Model load_or_fail(const std::string& input) {
   std::string error;
-  std::optional<topo::Model> m = topo::load_model(input, &error);
+  std::optional<topo::Model> m = topo::load_model(input, &error, topo::IoObjects::kImportant);
   if (!m) fail(error);
   return std::move(*m);
 }

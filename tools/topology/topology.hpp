@@ -130,9 +130,15 @@ struct Model {
   int core_of_pu(unsigned os) const;
 };
 
+// Whether to load I/O objects (PCI devices, NICs). Only `topo report` and `topo export` show them;
+// placement needs none, and skipping them keeps hwloc's PCI backend (libpciaccess, which leaks
+// about 1 KB per load) out of every server and benchmark start.
+enum class IoObjects { kNone, kImportant };
+
 // input: "" or "live", "synthetic:DESCRIPTION", or a path to an hwloc XML file.
 // Returns std::nullopt and fills *error when hwloc cannot load it.
-std::optional<Model> load_model(std::string_view input, std::string* error);
+std::optional<Model> load_model(std::string_view input, std::string* error,
+                                IoObjects io = IoObjects::kNone);
 
 // Placement policy names accepted by plan(), for help texts.
 inline constexpr std::string_view kPolicyHelp =
