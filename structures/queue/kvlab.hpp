@@ -11,7 +11,8 @@
 //     atomic<uint64_t> deq;                  // next cell index for consumers (FAA)
 //     atomic<Segment*> next;
 //     uint64_t id;                           // position of the segment in the queue
-//     Cell cells[kCells];                    // { atomic<uint32_t> state; T value; }
+//     Cell cells[kCells];                    // { atomic<uint32_t> state; T value; }, index i
+//                                            // stored at cell(i): neighbours on distinct lines
 //   };
 //   cell state: kEmpty ──producer──▶ kFull ──consumer──▶ kTaken
 //               kEmpty ──consumer gives up──▶ kTaken   (the producer then retries elsewhere)
@@ -88,7 +89,7 @@ class Kvlab {
       // relaxed: the FAA only hands out distinct indexes; the cell state orders the data.
       const std::uint64_t i = s->enq.fetch_add(1, std::memory_order_relaxed);
       if (i < kCells) {
-        Cell& c = s->cells[i];
+        Cell& c = s->cell(i);
         c.value = value;
         std::uint32_t expected = kEmpty;
         // release: the value is visible to the consumer that acquires kFull.
@@ -104,8 +105,8 @@ class Kvlab {
         auto* fresh = new Segment(s->id + 1);
         // Pre-claim cell 0 for our value, so appending and pushing are one step.
         fresh->enq.store(1, std::memory_order_relaxed);
-        fresh->cells[0].value = value;
-        fresh->cells[0].state.store(kFull, std::memory_order_relaxed);
+        fresh->cell(0).value = value;
+        fresh->cell(0).state.store(kFull, std::memory_order_relaxed);
         Segment* expected = nullptr;
         // release: the fresh segment (with our item) is visible to whoever follows next.
         if (s->next.compare_exchange_strong(expected, fresh, std::memory_order_release,
@@ -140,7 +141,7 @@ class Kvlab {
       // relaxed: distinct indexes; the cell state orders the data.
       const std::uint64_t i = s->deq.fetch_add(1, std::memory_order_relaxed);
       if (i >= kCells) continue;
-      Cell& c = s->cells[i];
+      Cell& c = s->cell(i);
       // A producer that took this index is usually about to publish: wait a little before
       // abandoning the cell (which makes that producer retry).
       for (int spin = 0; spin < 128; ++spin) {
@@ -187,6 +188,20 @@ class Kvlab {
     alignas(64) std::atomic<Segment*> next{nullptr};
     std::uint64_t id;
     Cell cells[kCells];
+
+    // The cell of queue index i. Consecutive indexes go to different cache lines (SCQ's cache
+    // remap [nikolaev2019scq]): the producer of index i and the consumer of index i+1 then never
+    // write the same line, which with 16-byte cells would otherwise hold four neighbours. A
+    // bijection on [0, kCells), so every cell is still used exactly once.
+    Cell& cell(std::uint64_t i) {
+      constexpr std::uint64_t kPerLine = 64 / sizeof(Cell) > 0 ? 64 / sizeof(Cell) : 1;
+      if constexpr (kPerLine <= 1 || kCells % kPerLine != 0) {
+        return cells[i];
+      } else {
+        constexpr std::uint64_t kLines = kCells / kPerLine;
+        return cells[(i % kLines) * kPerLine + i / kLines];
+      }
+    }
   };
 
   // Moves `end` from `from` to `to`; true if this call did it.
