@@ -30,6 +30,7 @@ using Hash = HashObject::Data;
 
 constexpr std::string_view kHashNotInteger = "ERR hash value is not an integer";
 constexpr std::string_view kHashNotFloat = "ERR hash value is not a float";
+constexpr std::string_view kOutOfRange = "ERR value is out of range";
 constexpr std::string_view kCountRange =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 
@@ -234,6 +235,12 @@ void hrandfield_cmd(CommandContext& ctx) {
     return;
   }
   const bool withvalues = ctx.argc() == 4;
+  // As Redis: with values the reply length 2·|count| must not overflow.
+  if (withvalues && (l < -std::numeric_limits<std::int64_t>::max() / 2 ||
+                     l > std::numeric_limits<std::int64_t>::max() / 2)) {
+    ctx.reply.error(kOutOfRange);
+    return;
+  }
   const std::size_t per = withvalues ? 2 : 1;
   const Access a = read_container<HashObject>(ctx, ctx.arg(1), [&](const Hash& h) {
     auto emit = [&](const auto& entry) {

@@ -534,6 +534,8 @@ TEST_SUITE("server") {
     check_error(c("HRANDFIELD hx x"), kNotInteger);
     check_error(c("HRANDFIELD hx 1 WITHSCORES"), kSyntax);
     check_error(c("HRANDFIELD hx 1 WITHVALUES x"), kSyntax);
+    check_error(c("HRANDFIELD hx -4611686018427387904 WITHVALUES"), "ERR value is out of range");
+    check_error(c("HRANDFIELD hx 4611686018427387904 WITHVALUES"), "ERR value is out of range");
     check_error(c("HRANDFIELD hx -9223372036854775808"),
                 "ERR value is out of range, value must between -9223372036854775807 and "
                 "9223372036854775807");
