@@ -7,6 +7,8 @@
 //
 // Both reply WRONGTYPE themselves and return Access::kWrongType; on kMissing the caller replies
 // what the command answers for an absent key (0, nil, empty array). Expired values count as absent.
+// With reply_wrongtype = false they stay silent instead (a multi-key command that must undo a
+// step, like LMOVE restoring a popped element, needs a second access that writes no reply).
 #pragma once
 
 #include <deque>
@@ -30,7 +32,8 @@ inline bool live_container_is_dead(const Value& v) {
 // Looks up key's container of type C and copies its handle into *out. Replies WRONGTYPE when the
 // key holds another type.
 template <class C>
-Access lookup_container(CommandContext& ctx, std::string_view key, ObjectRef* out) {
+Access lookup_container(CommandContext& ctx, std::string_view key, ObjectRef* out,
+                        bool reply_wrongtype = true) {
   bool wrong = false;
   const bool found = read_live(ctx, key, [&](const Value& v) {
     if (live_container_is_dead(v)) return;
@@ -41,7 +44,7 @@ Access lookup_container(CommandContext& ctx, std::string_view key, ObjectRef* ou
     *out = v.obj;  // retain: the backend protects v while this visitor runs
   });
   if (wrong) {
-    ctx.reply.error(err::kWrongType);
+    if (reply_wrongtype) ctx.reply.error(err::kWrongType);
     return Access::kWrongType;
   }
   return (found && *out) ? Access::kOk : Access::kMissing;
@@ -69,7 +72,8 @@ inline void unlink_if_current(Keyspace& ks, std::string_view key, const Object* 
 // fn(Data&) runs under the container's lock, at most once per call. With create, an absent,
 // expired or dead value is replaced by a fresh empty container first (with no expiry).
 template <class C, class F>
-Access write_container(CommandContext& ctx, std::string_view key, bool create, F&& fn) {
+Access write_container(CommandContext& ctx, std::string_view key, bool create, F&& fn,
+                       bool reply_wrongtype = true) {
   for (;;) {
     ObjectRef ref;
     if (create) {
@@ -90,11 +94,11 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
         return Update<Value>::assign(Value{std::move(fresh), 0});
       });
       if (wrong) {
-        ctx.reply.error(err::kWrongType);
+        if (reply_wrongtype) ctx.reply.error(err::kWrongType);
         return Access::kWrongType;
       }
     } else {
-      const Access a = lookup_container<C>(ctx, key, &ref);
+      const Access a = lookup_container<C>(ctx, key, &ref, reply_wrongtype);
       if (a != Access::kOk) return a;
     }
     C* c = as_container<C>(ref);
@@ -104,12 +108,23 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
       if (!create) return Access::kMissing;
       continue;
     }
-    fn(c->data);
-    if (c->data.empty()) {
+    // Empty but live: a creating command published this container and has not run its fn yet.
+    // To everyone else the key does not exist until it has (fn must never see an empty container
+    // it did not create: LPOP would pop from an empty deque).
+    if (!create && c->data.empty()) return Access::kMissing;
+    auto retire_if_empty = [&] {
+      if (!c->data.empty()) return;
       c->mark_dead();
       lock.unlock();
       unlink_if_current(ctx.ks, key, c);
+    };
+    try {
+      fn(c->data);
+    } catch (...) {
+      retire_if_empty();  // a throwing fn (bad_alloc) must not leave an empty container linked
+      throw;
     }
+    retire_if_empty();
     return Access::kOk;
   }
 }

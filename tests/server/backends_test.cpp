@@ -61,6 +61,43 @@ void core_cases(int port, bool concurrent_for_each) {
   }
   for (auto& t : ts) t.join();
   CHECK(c("GET n").str == "4000");
+  // Lists and hashes live behind the same Value handle on every backend.
+  CHECK(c("RPUSH l a b c").integer == 3);
+  CHECK(c("LPUSH l z").integer == 4);
+  Reply range = c("LRANGE l 0 -1");
+  REQUIRE(range.elements.size() == 4);
+  CHECK(range.elements[0].str == "z");
+  CHECK(range.elements[3].str == "c");
+  CHECK(c("TYPE l").is_status("list"));
+  CHECK(c("GET l").str == "WRONGTYPE Operation against a key holding the wrong kind of value");
+  for (int i = 0; i < 4; ++i) CHECK(c("LPOP l").type == REDIS_REPLY_STRING);
+  CHECK(c("LPOP l").is_nil());
+  CHECK(c("EXISTS l").integer == 0);
+  CHECK(c("RPUSH l again").integer == 1);
+  CHECK(c("HSET h f1 v1 f2 v2").integer == 2);
+  CHECK(c("HGET h f1").str == "v1");
+  CHECK(c("HINCRBY h n 5").integer == 5);
+  CHECK(c("HINCRBY h n 5").integer == 10);
+  CHECK(c("HLEN h").integer == 3);
+  CHECK(c("HDEL h f1 f2 n").integer == 3);
+  CHECK(c("EXISTS h").integer == 0);
+  CHECK(c("TYPE h").is_status("none"));
+  // Property: LPUSH and HINCRBY stay atomic on this backend (2 clients × 1,000 each).
+  c("DEL cl ch");
+  std::vector<std::thread> cs;
+  for (int t = 0; t < 2; ++t) {
+    cs.emplace_back([port] {
+      Client w(port);
+      for (int b = 0; b < 10; ++b) {
+        for (int i = 0; i < 100; ++i) w.append({"LPUSH", "cl", "x"});
+        for (int i = 0; i < 100; ++i) w.append({"HINCRBY", "ch", "n", "1"});
+        for (int i = 0; i < 200; ++i) w.get_reply();
+      }
+    });
+  }
+  for (auto& t : cs) t.join();
+  CHECK(c("LLEN cl").integer == 2000);
+  CHECK(c("HGET ch n").str == "2000");
   CHECK(c("FLUSHALL").is_status("OK"));
   CHECK(c("DBSIZE").integer == 0);
 }

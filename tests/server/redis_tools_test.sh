@@ -26,6 +26,18 @@ for t in PING_INLINE PING_MBULK SET GET INCR MSET; do
   awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "zero rate for $t: $line"
 done
 
+# redis-benchmark on lists and hashes (LRANGE runs LRANGE_100/300/500/600 on the pushed list).
+out=$(timeout 120 "$bench" -p "$port" -t lpush,rpush,lpop,rpop,hset,lrange -n 20000 -P 8 -q 2>&1) \
+  || fail "redis-benchmark (lists, hashes) exited with an error: $out"
+echo "$out"
+echo "$out" | grep -qi "error" && fail "redis-benchmark reported errors on lists/hashes"
+for t in LPUSH RPUSH LPOP RPOP HSET LRANGE_100 LRANGE_600; do
+  line=$(echo "$out" | tr '\r' '\n' | grep "^$t" | tail -1)
+  [ -n "$line" ] || fail "no result line for $t"
+  rate=$(echo "$line" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p')
+  awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "zero rate for $t: $line"
+done
+
 # redis-cli scripted session.
 [ "$("$cli" -p "$port" set a 1)" = "OK" ] || fail "set"
 [ "$("$cli" -p "$port" get a)" = "1" ] || fail "get"
