@@ -251,7 +251,10 @@ void hrandfield_cmd(CommandContext& ctx) {
     if (l < 0) {
       const auto n = static_cast<std::uint64_t>(-l);
       ctx.reply.array(n * per);
-      for (std::uint64_t i = 0; i < n; ++i) emit(h.random_entry(r));
+      // A huge |count| would grow the reply without bound: stop at the output limit; the worker
+      // then drops the partial reply and closes the connection (as for any oversized reply).
+      for (std::uint64_t i = 0; i < n && ctx.reply.buffer().size() <= kOutputHardLimit; ++i)
+        emit(h.random_entry(r));
       return;
     }
     const auto n = static_cast<std::uint64_t>(l);
