@@ -39,10 +39,10 @@ std::string unknown_subcommand(std::string_view sub, std::string_view command_up
 }
 }  // namespace err
 
-// Command lookup is on every request's path: an open-addressing table of 256 slots keyed by an
+// Command lookup is on every request's path: an open-addressing table of 1024 slots keyed by an
 // FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it.
 struct CommandTable::Impl {
-  static constexpr std::size_t kSlots = 256;
+  static constexpr std::size_t kSlots = 1024;
   struct Slot {
     std::string_view name;
     const CommandSpec* spec = nullptr;
@@ -62,7 +62,8 @@ struct CommandTable::Impl {
 };
 
 CommandTable::CommandTable() : impl_(new Impl) {
-  for (auto family : {admin_commands(), key_commands(), string_commands()}) {
+  for (auto family : {admin_commands(), key_commands(), string_commands(), set_commands(),
+                      zset_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);

@@ -26,6 +26,18 @@ for t in PING_INLINE PING_MBULK SET GET INCR MSET; do
   awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "zero rate for $t: $line"
 done
 
+# redis-benchmark on the set and sorted-set commands.
+out=$(timeout 120 "$bench" -p "$port" -t sadd,spop,zadd,zpopmin -n 20000 -P 8 -q 2>&1) \
+  || fail "redis-benchmark (sets, sorted sets) exited with an error: $out"
+echo "$out"
+echo "$out" | grep -qi "error" && fail "redis-benchmark reported errors on sets or sorted sets"
+for t in SADD SPOP ZADD ZPOPMIN; do
+  line=$(echo "$out" | tr '\r' '\n' | grep "^$t" | tail -1)
+  [ -n "$line" ] || fail "no result line for $t"
+  rate=$(echo "$line" | sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p')
+  awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "zero rate for $t: $line"
+done
+
 # redis-cli scripted session.
 [ "$("$cli" -p "$port" set a 1)" = "OK" ] || fail "set"
 [ "$("$cli" -p "$port" get a)" = "1" ] || fail "get"
