@@ -104,7 +104,18 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
       if (!create) return Access::kMissing;
       continue;
     }
-    fn(c->data);
+    try {
+      fn(c->data);
+    } catch (...) {
+      // fn failed (bad_alloc) on a container it may have just created: an empty container must
+      // not stay linked, or the key would exist with no elements.
+      if (c->data.empty()) {
+        c->mark_dead();
+        lock.unlock();
+        unlink_if_current(ctx.ks, key, c);
+      }
+      throw;
+    }
     if (c->data.empty()) {
       c->mark_dead();
       lock.unlock();

@@ -1,7 +1,7 @@
 // The sorted-set family: ZADD (NX XX GT LT CH INCR), ZINCRBY, ZSCORE, ZMSCORE, ZRANK, ZREVRANK,
 // ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREVRANGE,
-// ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZREM, ZCARD, ZCOUNT, ZLEXCOUNT, ZPOPMIN,
-// ZPOPMAX, ZSCAN.
+// ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE,
+// ZREMRANGEBYLEX, ZCARD, ZCOUNT, ZLEXCOUNT, ZPOPMIN, ZPOPMAX, ZSCAN.
 //
 // The payload is ZSet (server/commands/zset.hpp): a skiplist with span counts, so a rank, the
 // first element of a score range and the element at an offset are all O(log N). Every command is
@@ -399,6 +399,54 @@ void zlexcount_cmd(CommandContext& ctx) {
   if (a != Access::kWrongType) ctx.reply.integer(n);
 }
 
+// ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX key a b: O(log N + M log N) for M removed.
+enum class RemKind { kRank, kScore, kLex };
+
+void zremrange_generic(CommandContext& ctx, RemKind kind) {
+  std::int64_t start = 0, end = 0;
+  ScoreRange sr;
+  LexRange lr;
+  if (kind == RemKind::kRank) {
+    if (!arg_i64(ctx, ctx.arg(2), &start) || !arg_i64(ctx, ctx.arg(3), &end)) return;
+  } else if (kind == RemKind::kScore) {
+    if (!parse_score_range(ctx.arg(2), ctx.arg(3), &sr)) {
+      ctx.reply.error(err::kMinMaxNotFloat);
+      return;
+    }
+  } else if (!parse_lex_range(ctx.arg(2), ctx.arg(3), &lr)) {
+    ctx.reply.error(err::kMinMaxNotLex);
+    return;
+  }
+  std::int64_t removed = 0;
+  const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), false, [&](ZSet& z) {
+    const ZSkipList& l = z.list();
+    std::vector<std::string> victims;
+    if (kind == RemKind::kRank) {
+      const auto len = static_cast<std::int64_t>(z.size());
+      if (start < 0) start += len;
+      if (end < 0) end += len;
+      if (start < 0) start = 0;
+      if (start > end || start >= len) return;
+      if (end >= len) end = len - 1;
+      const Node* n = l.by_rank(static_cast<std::size_t>(start + 1));
+      for (std::int64_t k = start; k <= end && n != nullptr; ++k, n = n->next())
+        victims.push_back(n->member);
+    } else if (kind == RemKind::kScore) {
+      for (const Node* n = l.first_in(sr); n != nullptr && sr.lte_max(n->score); n = n->next())
+        victims.push_back(n->member);
+    } else {
+      for (const Node* n = l.first_in(lr); n != nullptr && lr.lte_max(n->member); n = n->next())
+        victims.push_back(n->member);
+    }
+    for (const auto& m : victims) z.erase(m);
+    removed = static_cast<std::int64_t>(victims.size());
+  });
+  if (a != Access::kWrongType) ctx.reply.integer(removed);
+}
+void zremrangebyrank_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kRank); }
+void zremrangebyscore_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kScore); }
+void zremrangebylex_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kLex); }
+
 // ZPOPMIN / ZPOPMAX key [count]: a flat array member, score, ... (RESP2).
 void zpop_generic(CommandContext& ctx, bool max) {
   if (ctx.argc() > 3) {
@@ -517,6 +565,19 @@ const CommandSpec kZSetCommands[] = {
     {"zlexcount", 4, kReadOnly | kFast, zlexcount_cmd, 1, 1, 1, "sorted-set",
      "Count the number of members in a sorted set between a given lexicographical range",
      "key min max", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set"},
+    {"zremrangebyrank", 4, kWrite, zremrangebyrank_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set within the given indexes", "key start stop", "2.0.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
+    {"zremrangebyscore", 4, kWrite, zremrangebyscore_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set within the given scores", "key min max", "1.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
+    {"zremrangebylex", 4, kWrite, zremrangebylex_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set between the given lexicographical range", "key min max",
+     "2.8.9",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
     {"zpopmin", -2, kWrite | kFast, zpopmin_cmd, 1, 1, 1, "sorted-set",
      "Remove and return members with the lowest scores in a sorted set", "key [count]", "5.0.0",
      "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "

@@ -121,7 +121,8 @@ TEST_SUITE("server") {
                             "SETRANGE st 0 x", "INCRBYFLOAT st 1", "GETSET st x", "GETDEL st",
                             "GET zs", "INCR zs", "ZADD st 1 a", "ZCARD st", "ZRANGE st 0 -1",
                             "ZSCORE st m", "ZINCRBY st 1 m", "ZPOPMIN st", "ZSCAN st 0",
-                            "ZRANK st m", "ZCOUNT st 0 1", "ZREM st m"}) {
+                            "ZRANK st m", "ZCOUNT st 0 1", "ZREM st m", "ZREMRANGEBYRANK st 0 1",
+                            "ZLEXCOUNT st - +", "ZMSCORE st m"}) {
       CAPTURE(cmd);
       check_error(c(cmd), kWrongType);
     }
@@ -365,6 +366,8 @@ TEST_SUITE("server") {
     REQUIRE(info.elements[1].elements[7].elements.size() == 1);
     CHECK(info.elements[1].elements[7].elements[0].str == "kvlab:atomic_per_key");
     CHECK(info.elements[2].elements[1].integer == -4);
+    CHECK(words(info.elements[2].elements[6]) == W{"@sortedset", "@write", "@fast"});
+    CHECK(words(info.elements[0].elements[6]) == W{"@set", "@write", "@fast"});
     const Reply docs = c("COMMAND DOCS smove zadd");
     REQUIRE(docs.elements.size() == 4);
     const auto smove = words(docs.elements[1]);
@@ -608,6 +611,31 @@ TEST_SUITE("server") {
     check_error(c("ZCOUNT zm 1"), "ERR wrong number of arguments for 'zcount' command");
     check_error(c("ZREM zm"), "ERR wrong number of arguments for 'zrem' command");
     check_error(c("ZCARD"), "ERR wrong number of arguments for 'zcard' command");
+  }
+
+  TEST_CASE("ZREMRANGEBYRANK, ZREMRANGEBYSCORE and ZREMRANGEBYLEX") {
+    auto& c = client();
+    c("DEL zx");
+    c("ZADD zx 1 a 2 b 3 c 4 d 5 e 6 f");
+    CHECK(c("ZREMRANGEBYRANK zx 10 20").integer == 0);
+    CHECK(c("ZREMRANGEBYRANK zx 2 1").integer == 0);
+    CHECK(c("ZREMRANGEBYRANK zx -2 -1").integer == 2);
+    CHECK(words(c("ZRANGE zx 0 -1")) == W{"a", "b", "c", "d"});
+    CHECK(c("ZREMRANGEBYSCORE zx (1 2").integer == 1);
+    CHECK(c("ZREMRANGEBYSCORE zx 10 20").integer == 0);
+    CHECK(words(c("ZRANGE zx 0 -1")) == W{"a", "c", "d"});
+    CHECK(c("ZREMRANGEBYRANK nokey 0 -1").integer == 0);
+    check_error(c("ZREMRANGEBYRANK zx a 1"), "ERR value is not an integer or out of range");
+    check_error(c("ZREMRANGEBYSCORE zx a 1"), "ERR min or max is not a float");
+    check_error(c("ZREMRANGEBYLEX zx a b"), "ERR min or max not valid string range item");
+    check_error(c("ZREMRANGEBYLEX zx"), "ERR wrong number of arguments for 'zremrangebylex' command");
+    CHECK(c("ZREMRANGEBYRANK zx 0 -1").integer == 3);
+    CHECK(c("EXISTS zx").integer == 0);
+    c("ZADD zx 0 a 0 b 0 c 0 d");
+    CHECK(c("ZREMRANGEBYLEX zx (a [c").integer == 2);
+    CHECK(words(c("ZRANGE zx 0 -1")) == W{"a", "d"});
+    CHECK(c("ZREMRANGEBYLEX zx - +").integer == 2);
+    CHECK(c("EXISTS zx").integer == 0);
   }
 
   TEST_CASE("ZPOPMIN and ZPOPMAX with and without count") {
