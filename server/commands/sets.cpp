@@ -118,7 +118,8 @@ void spop_cmd(CommandContext& ctx) {
   for (const auto& m : popped) ctx.reply.bulk(m);
 }
 
-// A negative SRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does not).
+// A negative SRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does
+// not).
 constexpr std::int64_t kMaxRandomReply = 10'000'000;
 
 // SRANDMEMBER key [count]: count > 0 distinct members, count < 0 |count| members with repeats.
@@ -215,7 +216,8 @@ bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
         // The difference from an empty set is empty, but the other keys' types are still checked.
         for (std::size_t j = first + 1; j <= last; ++j) {
           ObjectRef tmp;
-          if (lookup_container<SetObject>(ctx, ctx.arg(j), &tmp) == Access::kWrongType) return false;
+          if (lookup_container<SetObject>(ctx, ctx.arg(j), &tmp) == Access::kWrongType)
+            return false;
         }
         return true;
       }
@@ -269,9 +271,15 @@ void set_op_cmd(CommandContext& ctx, SetOp op) {
   if (!compute(ctx, op, 1, ctx.argc() - 1, &ref)) return;
   reply_members(ctx, ref);
 }
-void sinter_cmd(CommandContext& ctx) { set_op_cmd(ctx, SetOp::kInter); }
-void sunion_cmd(CommandContext& ctx) { set_op_cmd(ctx, SetOp::kUnion); }
-void sdiff_cmd(CommandContext& ctx) { set_op_cmd(ctx, SetOp::kDiff); }
+void sinter_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kInter);
+}
+void sunion_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kUnion);
+}
+void sdiff_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kDiff);
+}
 
 // The STORE forms: the destination is overwritten (whatever its type, its TTL cleared) by the
 // fresh container, or deleted when the result is empty. Replies the result's cardinality.
@@ -286,9 +294,15 @@ void set_op_store_cmd(CommandContext& ctx, SetOp op) {
   }
   ctx.reply.integer(static_cast<std::int64_t>(n));
 }
-void sinterstore_cmd(CommandContext& ctx) { set_op_store_cmd(ctx, SetOp::kInter); }
-void sunionstore_cmd(CommandContext& ctx) { set_op_store_cmd(ctx, SetOp::kUnion); }
-void sdiffstore_cmd(CommandContext& ctx) { set_op_store_cmd(ctx, SetOp::kDiff); }
+void sinterstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kInter);
+}
+void sunionstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kUnion);
+}
+void sdiffstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kDiff);
+}
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 void sintercard_cmd(CommandContext& ctx) {
@@ -343,17 +357,15 @@ void smove_cmd(CommandContext& ctx) {
     return;
   }
   bool removed = false;
-  if (write_container<SetObject>(ctx, src, false, [&](MemberSet& s) {
-        removed = s.erase(member);
-      }) == Access::kWrongType)
+  if (write_container<SetObject>(
+          ctx, src, false, [&](MemberSet& s) { removed = s.erase(member); }) == Access::kWrongType)
     return;
   if (!removed) {
     ctx.reply.integer(0);
     return;
   }
-  const Access da = write_container<SetObject>(ctx, dst, true, [&](MemberSet& s) {
-    s.insert(member);
-  });
+  const Access da =
+      write_container<SetObject>(ctx, dst, true, [&](MemberSet& s) { s.insert(member); });
   if (da == Access::kWrongType) {
     // The destination changed type after the check (WRONGTYPE is already replied): undo the
     // removal so that the member is not lost. The source may be re-created for it.
@@ -418,8 +430,8 @@ void sscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
   if (!parse_scan_args(ctx, &sa)) return;
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
-    std::size_t pos = (sa.cursor == 0 || sa.cursor > s.size()) ? s.size()
-                                                               : static_cast<std::size_t>(sa.cursor);
+    std::size_t pos =
+        (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
     std::vector<const std::string*> out;
     for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
       const std::string& m = s.at(--pos);
@@ -454,8 +466,8 @@ const CommandSpec kSetCommands[] = {
      "6.2.0", "O(N) where N is the number of elements being checked for membership"},
     {"smembers", 2, kReadOnly, smembers_cmd, 1, 1, 1, "set", "Get all the members in a set", "key",
      "1.0.0", "O(N) where N is the set cardinality"},
-    {"scard", 2, kReadOnly | kFast, scard_cmd, 1, 1, 1, "set",
-     "Get the number of members in a set", "key"},
+    {"scard", 2, kReadOnly | kFast, scard_cmd, 1, 1, 1, "set", "Get the number of members in a set",
+     "key"},
     {"spop", -2, kWrite | kFast, spop_cmd, 1, 1, 1, "set",
      "Remove and return one or multiple random members from a set", "key [count]", "1.0.0",
      "Without the count argument O(1), otherwise O(N) where N is the value of the passed count"},
@@ -473,8 +485,7 @@ const CommandSpec kSetCommands[] = {
      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
      "sets"},
     {"sinterstore", -3, kRW | kMulti, sinterstore_cmd, 1, -1, 1, "set",
-     "Intersect multiple sets and store the resulting set in a key", "destination key ...",
-     "1.0.0",
+     "Intersect multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
      "sets"},
     {"sunion", -2, kReadOnly | kMulti, sunion_cmd, 1, -1, 1, "set", "Add multiple sets", "key ...",
@@ -485,8 +496,8 @@ const CommandSpec kSetCommands[] = {
     {"sdiff", -2, kReadOnly | kMulti, sdiff_cmd, 1, -1, 1, "set", "Subtract multiple sets",
      "key ...", "1.0.0", "O(N) where N is the total number of elements in all given sets"},
     {"sdiffstore", -3, kRW | kMulti, sdiffstore_cmd, 1, -1, 1, "set",
-     "Subtract multiple sets and store the resulting set in a key", "destination key ...",
-     "1.0.0", "O(N) where N is the total number of elements in all given sets"},
+     "Subtract multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
+     "O(N) where N is the total number of elements in all given sets"},
     {"smove", 4, kWrite | kFast | kMulti, smove_cmd, 1, 2, 1, "set",
      "Move a member from one set to another", "source destination member"},
     {"sscan", -3, kReadOnly, sscan_cmd, 1, 1, 1, "set", "Incrementally iterate Set elements",
@@ -496,6 +507,8 @@ const CommandSpec kSetCommands[] = {
 
 }  // namespace
 
-std::span<const CommandSpec> set_commands() { return kSetCommands; }
+std::span<const CommandSpec> set_commands() {
+  return kSetCommands;
+}
 
 }  // namespace kvlab::server

@@ -1,7 +1,8 @@
 // The sorted-set payload: a sequential skiplist with span counts ordered by (score, member), plus a
 // member -> node hash index and a dense vector of nodes. The same design as Redis's zset (zskiplist
 // + dict, Pugh's skiplist with "span" fields so that rank queries are O(log N)); the vector is
-// kvlab's addition so that ZSCAN has a cursor that survives concurrent changes at O(COUNT) per call.
+// kvlab's addition so that ZSCAN has a cursor that survives concurrent changes at O(COUNT) per
+// call.
 //
 // Layout of a node (one allocation; the levels follow the header):
 //   struct Node { std::string member; double score; Node* backward; uint32 height; uint32 slot;
@@ -22,9 +23,9 @@
 // a member's score are O(1).
 #pragma once
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -291,8 +292,8 @@ class ZSkipList {
   static Node* make_node(int height, double score, std::string_view member) {
     void* mem = ::operator new(sizeof(Node) + static_cast<std::size_t>(height) * sizeof(Level));
     try {
-      return new (mem) Node{std::string(member), score, nullptr,
-                            static_cast<std::uint32_t>(height), 0};
+      return new (mem)
+          Node{std::string(member), score, nullptr, static_cast<std::uint32_t>(height), 0};
     } catch (...) {
       ::operator delete(mem);
       throw;

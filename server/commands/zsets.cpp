@@ -119,7 +119,9 @@ void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
   }
 }
 
-void zadd_cmd(CommandContext& ctx) { zadd_generic(ctx, 2, {}); }
+void zadd_cmd(CommandContext& ctx) {
+  zadd_generic(ctx, 2, {});
+}
 
 void zincrby_cmd(CommandContext& ctx) {
   ZAddFlags f;
@@ -205,8 +207,12 @@ void zrank_generic(CommandContext& ctx, bool reverse) {
     }
   }
 }
-void zrank_cmd(CommandContext& ctx) { zrank_generic(ctx, false); }
-void zrevrank_cmd(CommandContext& ctx) { zrank_generic(ctx, true); }
+void zrank_cmd(CommandContext& ctx) {
+  zrank_generic(ctx, false);
+}
+void zrevrank_cmd(CommandContext& ctx) {
+  zrank_generic(ctx, true);
+}
 
 bool parse_score_range(std::string_view min, std::string_view max, ScoreRange* r) {
   return parse_score_bound(min, &r->min, &r->minex) && parse_score_bound(max, &r->max, &r->maxex);
@@ -238,8 +244,9 @@ std::vector<const Node*> walk(const ZSkipList& l, const Node* start, bool revers
   if (offset > 0) {
     const std::size_t r = l.rank(start);
     if (reverse) {
-      start = static_cast<std::size_t>(offset) >= r ? nullptr
-                                                     : l.by_rank(r - static_cast<std::size_t>(offset));
+      start = static_cast<std::size_t>(offset) >= r
+                  ? nullptr
+                  : l.by_rank(r - static_cast<std::size_t>(offset));
     } else {
       start = static_cast<std::size_t>(offset) > l.size() - r
                   ? nullptr
@@ -255,7 +262,8 @@ std::vector<const Node*> walk(const ZSkipList& l, const Node* start, bool revers
 }
 
 // The common body of ZRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZRANGEBYLEX and
-// ZREVRANGEBYLEX (Redis's zrangeGenericCommand): key at argv[1], range at argv[2..3], options after.
+// ZREVRANGEBYLEX (Redis's zrangeGenericCommand): key at argv[1], range at argv[2..3], options
+// after.
 void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
   bool withscores = false;
   std::int64_t offset = 0, limit = -1;
@@ -349,7 +357,9 @@ void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
   if (a == Access::kMissing) ctx.reply.array(0);
 }
 
-void zrange_cmd(CommandContext& ctx) { zrange_generic(ctx, RangeType::kAuto, Direction::kAuto); }
+void zrange_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kAuto, Direction::kAuto);
+}
 void zrangebyscore_cmd(CommandContext& ctx) {
   zrange_generic(ctx, RangeType::kScore, Direction::kForward);
 }
@@ -443,9 +453,15 @@ void zremrange_generic(CommandContext& ctx, RemKind kind) {
   });
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }
-void zremrangebyrank_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kRank); }
-void zremrangebyscore_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kScore); }
-void zremrangebylex_cmd(CommandContext& ctx) { zremrange_generic(ctx, RemKind::kLex); }
+void zremrangebyrank_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kRank);
+}
+void zremrangebyscore_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kScore);
+}
+void zremrangebylex_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kLex);
+}
 
 // ZPOPMIN / ZPOPMAX key [count]: a flat array member, score, ... (RESP2).
 void zpop_generic(CommandContext& ctx, bool max) {
@@ -474,8 +490,12 @@ void zpop_generic(CommandContext& ctx, bool max) {
     reply_score(ctx.reply, s);
   }
 }
-void zpopmin_cmd(CommandContext& ctx) { zpop_generic(ctx, false); }
-void zpopmax_cmd(CommandContext& ctx) { zpop_generic(ctx, true); }
+void zpopmin_cmd(CommandContext& ctx) {
+  zpop_generic(ctx, false);
+}
+void zpopmax_cmd(CommandContext& ctx) {
+  zpop_generic(ctx, true);
+}
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]: the ZSet's slots are visited from high to low
 // (see ZSet::slots() for why a member present throughout a scan is returned).
@@ -483,8 +503,8 @@ void zscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
   if (!parse_scan_args(ctx, &sa)) return;
   const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
-    std::size_t pos = (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots()
-                                                                : static_cast<std::size_t>(sa.cursor);
+    std::size_t pos =
+        (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots() : static_cast<std::size_t>(sa.cursor);
     std::vector<const Node*> out;
     for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
       const Node* n = z.slot(--pos);
@@ -514,8 +534,8 @@ const CommandSpec kZSetCommands[] = {
     {"zscore", 3, kReadOnly | kFast, zscore_cmd, 1, 1, 1, "sorted-set",
      "Get the score associated with the given member in a sorted set", "key member", "1.2.0"},
     {"zmscore", -3, kReadOnly | kFast, zmscore_cmd, 1, 1, 1, "sorted-set",
-     "Get the score associated with the given members in a sorted set", "key member ...",
-     "6.2.0", "O(N) where N is the number of members being requested"},
+     "Get the score associated with the given members in a sorted set", "key member ...", "6.2.0",
+     "O(N) where N is the number of members being requested"},
     {"zrank", -3, kReadOnly | kFast, zrank_cmd, 1, 1, 1, "sorted-set",
      "Determine the index of a member in a sorted set", "key member [WITHSCORE]", "2.0.0",
      "O(log(N))"},
@@ -594,6 +614,8 @@ const CommandSpec kZSetCommands[] = {
 
 }  // namespace
 
-std::span<const CommandSpec> zset_commands() { return kZSetCommands; }
+std::span<const CommandSpec> zset_commands() {
+  return kZSetCommands;
+}
 
 }  // namespace kvlab::server

@@ -52,7 +52,9 @@ std::vector<std::string> sorted_words(const Reply& r) {
 }
 using W = std::vector<std::string>;
 
-bool is_empty_array(const Reply& r) { return r.type == REDIS_REPLY_ARRAY && r.elements.empty(); }
+bool is_empty_array(const Reply& r) {
+  return r.type == REDIS_REPLY_ARRAY && r.elements.empty();
+}
 
 }  // namespace
 
@@ -108,27 +110,49 @@ TEST_SUITE("server") {
     CHECK(c("SET str v").is_status("OK"));
     CHECK(c("SADD st m").integer == 1);
     CHECK(c("ZADD zs 1 m").integer == 1);
-    for (const char* cmd : {"SADD str a", "SREM str a", "SISMEMBER str a", "SMISMEMBER str a",
-                            "SMEMBERS str", "SCARD str", "SPOP str", "SPOP str 2",
-                            "SRANDMEMBER str", "SRANDMEMBER str 2", "SINTER st str",
-                            "SUNION st str", "SDIFF st str", "SDIFF str st", "SINTERCARD 2 st str",
-                            "SINTERSTORE d st str", "SUNIONSTORE d st str", "SDIFFSTORE d st str",
-                            "SMOVE str st m", "SSCAN str 0", "SADD zs a", "SCARD zs"}) {
+    for (const char* cmd : {"SADD str a",
+                            "SREM str a",
+                            "SISMEMBER str a",
+                            "SMISMEMBER str a",
+                            "SMEMBERS str",
+                            "SCARD str",
+                            "SPOP str",
+                            "SPOP str 2",
+                            "SRANDMEMBER str",
+                            "SRANDMEMBER str 2",
+                            "SINTER st str",
+                            "SUNION st str",
+                            "SDIFF st str",
+                            "SDIFF str st",
+                            "SINTERCARD 2 st str",
+                            "SINTERSTORE d st str",
+                            "SUNIONSTORE d st str",
+                            "SDIFFSTORE d st str",
+                            "SMOVE str st m",
+                            "SSCAN str 0",
+                            "SADD zs a",
+                            "SCARD zs"}) {
       CAPTURE(cmd);
       check_error(c(cmd), kWrongType);
     }
-    for (const char* cmd : {"GET st", "APPEND st x", "INCR st", "STRLEN st", "GETRANGE st 0 1",
-                            "SETRANGE st 0 x", "INCRBYFLOAT st 1", "GETSET st x", "GETDEL st",
-                            "GET zs", "INCR zs", "ZADD st 1 a", "ZCARD st", "ZRANGE st 0 -1",
-                            "ZSCORE st m", "ZINCRBY st 1 m", "ZPOPMIN st", "ZSCAN st 0",
-                            "ZRANK st m", "ZCOUNT st 0 1", "ZREM st m", "ZREMRANGEBYRANK st 0 1",
+    for (const char* cmd : {"GET st",           "APPEND st x",
+                            "INCR st",          "STRLEN st",
+                            "GETRANGE st 0 1",  "SETRANGE st 0 x",
+                            "INCRBYFLOAT st 1", "GETSET st x",
+                            "GETDEL st",        "GET zs",
+                            "INCR zs",          "ZADD st 1 a",
+                            "ZCARD st",         "ZRANGE st 0 -1",
+                            "ZSCORE st m",      "ZINCRBY st 1 m",
+                            "ZPOPMIN st",       "ZSCAN st 0",
+                            "ZRANK st m",       "ZCOUNT st 0 1",
+                            "ZREM st m",        "ZREMRANGEBYRANK st 0 1",
                             "ZLEXCOUNT st - +", "ZMSCORE st m"}) {
       CAPTURE(cmd);
       check_error(c(cmd), kWrongType);
     }
     CHECK(c("SCARD st").integer == 1);  // nothing was changed by the failed commands
     CHECK(c("ZCARD zs").integer == 1);
-    CHECK(c("DEL d").integer == 0);     // the failed STORE forms wrote nothing
+    CHECK(c("DEL d").integer == 0);  // the failed STORE forms wrote nothing
     // SET replaces a set like any value.
     CHECK(c("SET st now-a-string").is_status("OK"));
     CHECK(c("GET st").str == "now-a-string");
@@ -255,7 +279,7 @@ TEST_SUITE("server") {
     CHECK(c("SISMEMBER m1 b").integer == 1);  // WRONGTYPE lost nothing
     check_error(c("SMOVE mstr m1 b"), kWrongType);
     CHECK(c("SMOVE nosuch mstr b").integer == 0);  // Redis: a missing source answers 0 first
-    CHECK(c("SMOVE m1 m2 b").integer == 1);  // last member: source disappears
+    CHECK(c("SMOVE m1 m2 b").integer == 1);        // last member: source disappears
     CHECK(c("EXISTS m1").integer == 0);
     CHECK(sorted_words(c("SMEMBERS m2")) == W{"a", "b"});
     check_error(c("SMOVE m1 m2"), "ERR wrong number of arguments for 'smove' command");
@@ -416,7 +440,8 @@ TEST_SUITE("server") {
     check_error(c("ZADD za 1"), "ERR wrong number of arguments for 'zadd' command");
     check_error(c("ZADD za 1 a 2"), "ERR syntax error");
     check_error(c("ZADD za NX 1"), "ERR syntax error");
-    check_error(c("ZADD za XX NX 1 a"), "ERR XX and NX options at the same time are not compatible");
+    check_error(c("ZADD za XX NX 1 a"),
+                "ERR XX and NX options at the same time are not compatible");
     check_error(c("ZADD za GT NX 1 a"),
                 "ERR GT, LT, and/or NX options at the same time are not compatible");
     check_error(c("ZADD za GT LT 1 a"),
@@ -628,7 +653,8 @@ TEST_SUITE("server") {
     check_error(c("ZREMRANGEBYRANK zx a 1"), "ERR value is not an integer or out of range");
     check_error(c("ZREMRANGEBYSCORE zx a 1"), "ERR min or max is not a float");
     check_error(c("ZREMRANGEBYLEX zx a b"), "ERR min or max not valid string range item");
-    check_error(c("ZREMRANGEBYLEX zx"), "ERR wrong number of arguments for 'zremrangebylex' command");
+    check_error(c("ZREMRANGEBYLEX zx"),
+                "ERR wrong number of arguments for 'zremrangebylex' command");
     CHECK(c("ZREMRANGEBYRANK zx 0 -1").integer == 3);
     CHECK(c("EXISTS zx").integer == 0);
     c("ZADD zx 0 a 0 b 0 c 0 d");
@@ -748,7 +774,8 @@ TEST_SUITE("server") {
         for (int b = 0; b < kPerAdder / kBatch && std::chrono::steady_clock::now() < deadline;
              ++b) {
           for (int i = 0; i < kBatch; ++i)
-            w.append({"SADD", "churn", "a" + std::to_string(t) + "-" + std::to_string(b * kBatch + i)});
+            w.append(
+                {"SADD", "churn", "a" + std::to_string(t) + "-" + std::to_string(b * kBatch + i)});
           for (int i = 0; i < kBatch; ++i) added += w.get_reply().integer;
         }
         ++adders_done;
@@ -830,7 +857,8 @@ TEST_SUITE("server") {
              ++b) {
           for (int i = 0; i < kBatch; ++i) {
             const int k = b * kBatch + i;
-            w.append({"ZADD", "zq", std::to_string(k), "q" + std::to_string(t) + "-" + std::to_string(k)});
+            w.append({"ZADD", "zq", std::to_string(k),
+                      "q" + std::to_string(t) + "-" + std::to_string(k)});
           }
           for (int i = 0; i < kBatch; ++i) w.get_reply();
         }
@@ -843,7 +871,8 @@ TEST_SUITE("server") {
         for (int iter = 0; iter < 1000000 && std::chrono::steady_clock::now() < deadline; ++iter) {
           const bool finishing = adders_done.load() == kAdders;
           const Reply r = w("ZPOPMIN zq 4");
-          for (std::size_t i = 0; i < r.elements.size(); i += 2) popped[t].push_back(r.elements[i].str);
+          for (std::size_t i = 0; i < r.elements.size(); i += 2)
+            popped[t].push_back(r.elements[i].str);
           if (finishing && r.elements.empty()) break;
         }
       });

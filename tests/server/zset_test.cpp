@@ -3,6 +3,8 @@
 // model (membership, order, ranks, element by rank, score and lex ranges, counts), the skiplist's
 // span invariants, the scan-order guarantee of the dense slot vectors, and score text conversion.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "server/commands/zset.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "server/commands/set_types.hpp"
-#include "server/commands/zset.hpp"
 
 using kvlab::server::LexBound;
 using kvlab::server::LexRange;
@@ -45,10 +46,14 @@ std::size_t model_rank(const Model& m, const std::pair<double, std::string>& e) 
 
 double random_score(std::mt19937_64& g) {
   switch (g() % 8) {
-    case 0: return -kInf;
-    case 1: return kInf;
-    case 2: return 0.0;
-    default: return static_cast<double>(static_cast<int>(g() % 40) - 20) / 4;  // many ties
+    case 0:
+      return -kInf;
+    case 1:
+      return kInf;
+    case 2:
+      return 0.0;
+    default:
+      return static_cast<double>(static_cast<int>(g() % 40) - 20) / 4;  // many ties
   }
 }
 
@@ -178,8 +183,14 @@ TEST_SUITE("unit") {
     REQUIRE(z.list().check());
     auto bound = [&](LexBound* b) {
       switch (g() % 6) {
-        case 0: b->kind = LexBound::kNegInf; b->exclusive = true; return;
-        case 1: b->kind = LexBound::kPosInf; b->exclusive = true; return;
+        case 0:
+          b->kind = LexBound::kNegInf;
+          b->exclusive = true;
+          return;
+        case 1:
+          b->kind = LexBound::kPosInf;
+          b->exclusive = true;
+          return;
         default: {
           b->kind = LexBound::kValue;
           b->exclusive = g() % 2 == 0;
