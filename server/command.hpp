@@ -66,7 +66,7 @@ struct CommandSpec {
   int first_key = 0;  // COMMAND INFO key positions (0 = no keys)
   int last_key = 0;
   int key_step = 0;
-  std::string_view group;       // "string", "list", "hash", "generic", "connection", "server"
+  std::string_view group;       // "string", "list", "hash", "set", "sorted-set", "generic", "connection", "server"
   std::string_view summary;     // one line, shown by COMMAND DOCS and redis-cli hints
   std::string_view arguments;   // argument synopsis, e.g. "key value [EX seconds|PX milliseconds]"
   std::string_view since = "1.0.0";
@@ -78,6 +78,8 @@ struct CommandSpec {
 std::span<const CommandSpec> string_commands();
 std::span<const CommandSpec> list_commands();
 std::span<const CommandSpec> hash_commands();
+std::span<const CommandSpec> set_commands();
+std::span<const CommandSpec> zset_commands();
 std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 

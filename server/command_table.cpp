@@ -63,7 +63,7 @@ struct CommandTable::Impl {
 
 CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
-                      hash_commands()}) {
+                      hash_commands(), set_commands(), zset_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -206,7 +206,11 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   r.integer(c.key_step);
   // ACL categories: the group, plus read/write/fast.
   std::vector<std::string> cats;
-  cats.push_back("@" + std::string(c.group == "generic" ? "keyspace" : c.group));
+  // ACL categories are spelled differently from COMMAND DOCS groups for two of them.
+  const std::string_view cat = c.group == "generic"      ? std::string_view("keyspace")
+                               : c.group == "sorted-set" ? std::string_view("sortedset")
+                                                         : c.group;
+  cats.push_back("@" + std::string(cat));
   if (c.flags & kWrite) cats.push_back("@write");
   if (c.flags & kReadOnly) cats.push_back("@read");
   if (c.flags & kFast) cats.push_back("@fast");

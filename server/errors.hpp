@@ -90,3 +90,28 @@ inline std::string unsupported_option(std::string_view opt) {
   return "ERR Unsupported option " + std::string(opt);
 }
 }  // namespace kvlab::server::err
+
+// Sets and sorted sets (server/commands/sets.cpp, zsets.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kOutOfRangePositive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view kOutOfRangeLong =
+    "ERR value is out of range, must be between -9223372036854775807 and 9223372036854775807";
+inline constexpr std::string_view kRandomCountTooLarge =
+    "ERR value is out of range (kvlab limits a random reply to 10000000 elements)";
+inline constexpr std::string_view kNumkeysPositive = "ERR numkeys should be greater than 0";
+inline constexpr std::string_view kNumkeysTooMany =
+    "ERR Number of keys can't be greater than number of args";
+inline constexpr std::string_view kLimitNegative = "ERR LIMIT can't be negative";
+inline constexpr std::string_view kZAddXxNx = "ERR XX and NX options at the same time are not compatible";
+inline constexpr std::string_view kZAddGtLtNx =
+    "ERR GT, LT, and/or NX options at the same time are not compatible";
+inline constexpr std::string_view kZAddIncrPair =
+    "ERR INCR option supports a single increment-element pair";
+inline constexpr std::string_view kScoreNaN = "ERR resulting score is not a number (NaN)";
+inline constexpr std::string_view kMinMaxNotFloat = "ERR min or max is not a float";
+inline constexpr std::string_view kMinMaxNotLex = "ERR min or max not valid string range item";
+inline constexpr std::string_view kLimitNeedsByScoreOrLex =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+inline constexpr std::string_view kWithScoresByLex =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+}  // namespace kvlab::server::err

@@ -98,6 +98,26 @@ void core_cases(int port, bool concurrent_for_each) {
   for (auto& t : cs) t.join();
   CHECK(c("LLEN cl").integer == 2000);
   CHECK(c("HGET ch n").str == "2000");
+  // Sets and sorted sets: container values behind the same keyspace handle on this backend.
+  CHECK(c("SADD bs a b c").integer == 3);
+  CHECK(c("SADD bs a").integer == 0);
+  CHECK(c("SMEMBERS bs").elements.size() == 3);
+  CHECK(c("TYPE bs").is_status("set"));
+  CHECK(c("SPOP bs 3").elements.size() == 3);
+  CHECK(c("EXISTS bs").integer == 0);  // emptied -> removed from the map
+  CHECK(c("SADD bs d").integer == 1);  // and created afresh
+  CHECK(c("SCARD bs").integer == 1);
+  CHECK(c("ZADD bz 2 b 1 a 3 c").integer == 3);
+  Reply zr = c("ZRANGE bz 0 -1 WITHSCORES");
+  REQUIRE(zr.elements.size() == 6);
+  CHECK(zr.elements[0].str == "a");
+  CHECK(zr.elements[1].str == "1");
+  CHECK(zr.elements[5].str == "3");
+  CHECK(c("ZPOPMIN bz").elements[0].str == "a");
+  CHECK(c("ZPOPMIN bz 5").elements.size() == 4);
+  CHECK(c("EXISTS bz").integer == 0);
+  CHECK(c("GET bs").is_error());  // WRONGTYPE
+  CHECK(c("DEL bs").integer == 1);
   CHECK(c("FLUSHALL").is_status("OK"));
   CHECK(c("DBSIZE").integer == 0);
 }

@@ -1,0 +1,514 @@
+// The set family: SADD, SREM, SISMEMBER, SMISMEMBER, SMEMBERS, SCARD, SPOP, SRANDMEMBER, SINTER,
+// SINTERCARD, SUNION, SDIFF and their STORE forms, SMOVE, SSCAN.
+//
+// Every single-key command is one read_container/write_container call (server/commands/
+// containers.hpp): atomic on its key, WRONGTYPE and the disappearance of emptied sets handled by
+// the protocol. The multi-key commands are atomic per key, not as a whole: each source is read
+// under its own lock into a private result set, and a STORE form then publishes that result as a
+// fresh container (built before publication, so nobody else can see it half-filled) or deletes
+// the destination when the result is empty. SMOVE checks the destination's type before it removes
+// the member from the source, and puts the member back if the destination changed type in between,
+// so WRONGTYPE never loses a member.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "server/commands/containers.hpp"
+#include "server/commands/set_types.hpp"
+
+namespace kvlab::server {
+namespace {
+
+using U = Update<Value>;
+
+std::mt19937_64& rng() {
+  thread_local std::mt19937_64 g{std::random_device{}()};
+  return g;
+}
+std::size_t random_below(std::size_t n) {
+  return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng());
+}
+
+void sadd_cmd(CommandContext& ctx) {
+  std::int64_t added = 0;
+  const Access a = write_container<SetObject>(ctx, ctx.arg(1), true, [&](MemberSet& s) {
+    for (std::size_t i = 2; i < ctx.argc(); ++i) added += s.insert(ctx.arg(i)) ? 1 : 0;
+  });
+  if (a != Access::kWrongType) ctx.reply.integer(added);
+}
+
+void srem_cmd(CommandContext& ctx) {
+  std::int64_t removed = 0;
+  const Access a = write_container<SetObject>(ctx, ctx.arg(1), false, [&](MemberSet& s) {
+    for (std::size_t i = 2; i < ctx.argc(); ++i) removed += s.erase(ctx.arg(i)) ? 1 : 0;
+  });
+  if (a != Access::kWrongType) ctx.reply.integer(removed);
+}
+
+void sismember_cmd(CommandContext& ctx) {
+  bool in = false;
+  const Access a = read_container<SetObject>(
+      ctx, ctx.arg(1), [&](const MemberSet& s) { in = s.contains(ctx.arg(2)); });
+  if (a != Access::kWrongType) ctx.reply.integer(in ? 1 : 0);
+}
+
+void smismember_cmd(CommandContext& ctx) {
+  std::vector<char> in(ctx.argc() - 2, 0);
+  const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
+    for (std::size_t i = 2; i < ctx.argc(); ++i) in[i - 2] = s.contains(ctx.arg(i)) ? 1 : 0;
+  });
+  if (a == Access::kWrongType) return;
+  ctx.reply.array(in.size());
+  for (char v : in) ctx.reply.integer(v);
+}
+
+// Replies every member while the set is locked (no copy).
+void smembers_cmd(CommandContext& ctx) {
+  const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
+    ctx.reply.array(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) ctx.reply.bulk(s.at(i));
+  });
+  if (a == Access::kMissing) ctx.reply.array(0);
+}
+
+void scard_cmd(CommandContext& ctx) {
+  std::size_t n = 0;
+  const Access a =
+      read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) { n = s.size(); });
+  if (a != Access::kWrongType) ctx.reply.integer(static_cast<std::int64_t>(n));
+}
+
+// SPOP key [count]: O(1) per popped member.
+void spop_cmd(CommandContext& ctx) {
+  if (ctx.argc() > 3) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const bool has_count = ctx.argc() == 3;
+  std::int64_t count = 1;
+  if (has_count) {
+    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
+    if (count < 0) {
+      ctx.reply.error(err::kOutOfRangePositive);
+      return;
+    }
+  }
+  std::vector<std::string> popped;
+  const Access a = write_container<SetObject>(ctx, ctx.arg(1), false, [&](MemberSet& s) {
+    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), s.size());
+    popped.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = random_below(s.size());
+      popped.push_back(s.at(i));
+      s.erase_at(i);
+    }
+  });
+  if (a == Access::kWrongType) return;
+  if (!has_count) {
+    if (popped.empty()) {
+      ctx.reply.null();
+    } else {
+      ctx.reply.bulk(popped[0]);
+    }
+    return;
+  }
+  ctx.reply.array(popped.size());
+  for (const auto& m : popped) ctx.reply.bulk(m);
+}
+
+// A negative SRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does
+// not).
+constexpr std::int64_t kMaxRandomReply = 10'000'000;
+
+// SRANDMEMBER key [count]: count > 0 distinct members, count < 0 |count| members with repeats.
+void srandmember_cmd(CommandContext& ctx) {
+  if (ctx.argc() > 3) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  if (ctx.argc() == 2) {
+    const Access a = read_container<SetObject>(
+        ctx, ctx.arg(1), [&](const MemberSet& s) { ctx.reply.bulk(s.at(random_below(s.size()))); });
+    if (a == Access::kMissing) ctx.reply.null();
+    return;
+  }
+  std::int64_t count = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &count)) return;
+  if (count == std::numeric_limits<std::int64_t>::min()) {
+    ctx.reply.error(err::kOutOfRangeLong);
+    return;
+  }
+  if (count < -kMaxRandomReply) {
+    ctx.reply.error(err::kRandomCountTooLarge);
+    return;
+  }
+  const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
+    const std::size_t size = s.size();
+    if (count < 0) {
+      ctx.reply.array(static_cast<std::size_t>(-count));
+      for (std::int64_t k = 0; k < -count; ++k) ctx.reply.bulk(s.at(random_below(size)));
+      return;
+    }
+    const auto want = static_cast<std::size_t>(count);
+    if (want >= size) {
+      ctx.reply.array(size);
+      for (std::size_t i = 0; i < size; ++i) ctx.reply.bulk(s.at(i));
+      return;
+    }
+    // Distinct positions: rejection sampling when few are wanted, else a partial shuffle.
+    std::vector<std::size_t> picks;
+    picks.reserve(want);
+    if (want * 4 <= size) {
+      std::unordered_set<std::size_t> seen;
+      while (picks.size() < want) {
+        const std::size_t i = random_below(size);
+        if (seen.insert(i).second) picks.push_back(i);
+      }
+    } else {
+      std::vector<std::size_t> all(size);
+      for (std::size_t i = 0; i < size; ++i) all[i] = i;
+      for (std::size_t k = 0; k < want; ++k) {
+        std::swap(all[k], all[k + random_below(size - k)]);
+        picks.push_back(all[k]);
+      }
+    }
+    ctx.reply.array(want);
+    for (std::size_t i : picks) ctx.reply.bulk(s.at(i));
+  });
+  if (a == Access::kMissing) ctx.reply.array(0);
+}
+
+enum class SetOp { kInter, kUnion, kDiff };
+
+// Computes op over the sets at argv[first..] into a fresh, unpublished SetObject. Each source is
+// read under its own lock. Returns false after WRONGTYPE has been replied. `limit` (> 0) stops an
+// intersection once it has that many members (SINTERCARD).
+bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last, ObjectRef* out,
+             std::size_t limit = 0) {
+  *out = ObjectRef(SetObject::make());
+  MemberSet& r = as_container<SetObject>(*out)->data;
+  if (op == SetOp::kUnion) {
+    for (std::size_t k = first; k <= last; ++k) {
+      const Access a = read_container<SetObject>(ctx, ctx.arg(k), [&](const MemberSet& s) {
+        for (std::size_t i = 0; i < s.size(); ++i) r.insert(s.at(i));
+      });
+      if (a == Access::kWrongType) return false;
+    }
+    return true;
+  }
+  if (op == SetOp::kDiff) {
+    for (std::size_t k = first; k <= last; ++k) {
+      const Access a = read_container<SetObject>(ctx, ctx.arg(k), [&](const MemberSet& s) {
+        if (k == first) {
+          for (std::size_t i = 0; i < s.size(); ++i) r.insert(s.at(i));
+        } else if (r.size() <= s.size()) {
+          // Walk positions downwards: erase_at(i) moves an already-visited member into i.
+          for (std::size_t i = r.size(); i-- > 0;)
+            if (s.contains(r.at(i))) r.erase_at(i);
+        } else {
+          for (std::size_t i = 0; i < s.size(); ++i) r.erase(s.at(i));
+        }
+      });
+      if (a == Access::kWrongType) return false;
+      if (k == first && a == Access::kMissing) {
+        // The difference from an empty set is empty, but the other keys' types are still checked.
+        for (std::size_t j = first + 1; j <= last; ++j) {
+          ObjectRef tmp;
+          if (lookup_container<SetObject>(ctx, ctx.arg(j), &tmp) == Access::kWrongType)
+            return false;
+        }
+        return true;
+      }
+    }
+    return true;
+  }
+  // Intersection: check every key's type and find the smallest set, then start from a copy of
+  // the smallest and filter it by every other set.
+  std::size_t smallest = first, smallest_size = 0;
+  bool any_missing = false;
+  for (std::size_t k = first; k <= last; ++k) {
+    std::size_t n = 0;
+    const Access a =
+        read_container<SetObject>(ctx, ctx.arg(k), [&](const MemberSet& s) { n = s.size(); });
+    if (a == Access::kWrongType) return false;
+    if (a == Access::kMissing) any_missing = true;
+    if (k == first || n < smallest_size) {
+      smallest = k;
+      smallest_size = n;
+    }
+  }
+  if (any_missing) return true;
+  const Access a0 = read_container<SetObject>(ctx, ctx.arg(smallest), [&](const MemberSet& s) {
+    for (std::size_t i = 0; i < s.size(); ++i) r.insert(s.at(i));
+  });
+  if (a0 == Access::kWrongType) return false;
+  for (std::size_t k = first; k <= last && !r.empty(); ++k) {
+    if (k == smallest) continue;
+    const Access a = read_container<SetObject>(ctx, ctx.arg(k), [&](const MemberSet& s) {
+      for (std::size_t i = r.size(); i-- > 0;)
+        if (!s.contains(r.at(i))) r.erase_at(i);
+    });
+    if (a == Access::kWrongType) return false;
+    if (a == Access::kMissing) {
+      while (!r.empty()) r.erase_at(r.size() - 1);
+    }
+  }
+  if (limit > 0)
+    while (r.size() > limit) r.erase_at(r.size() - 1);
+  return true;
+}
+
+void reply_members(CommandContext& ctx, const ObjectRef& ref) {
+  const MemberSet& r = as_container<SetObject>(ref)->data;
+  ctx.reply.array(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) ctx.reply.bulk(r.at(i));
+}
+
+void set_op_cmd(CommandContext& ctx, SetOp op) {
+  ObjectRef ref;
+  if (!compute(ctx, op, 1, ctx.argc() - 1, &ref)) return;
+  reply_members(ctx, ref);
+}
+void sinter_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kInter);
+}
+void sunion_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kUnion);
+}
+void sdiff_cmd(CommandContext& ctx) {
+  set_op_cmd(ctx, SetOp::kDiff);
+}
+
+// The STORE forms: the destination is overwritten (whatever its type, its TTL cleared) by the
+// fresh container, or deleted when the result is empty. Replies the result's cardinality.
+void set_op_store_cmd(CommandContext& ctx, SetOp op) {
+  ObjectRef ref;
+  if (!compute(ctx, op, 2, ctx.argc() - 1, &ref)) return;
+  const std::size_t n = as_container<SetObject>(ref)->data.size();
+  if (n == 0) {
+    ctx.ks.update(ctx.arg(1), [](const Value* v) { return v != nullptr ? U::erase() : U::keep(); });
+  } else {
+    ctx.ks.insert_or_assign(ctx.arg(1), Value{std::move(ref), 0});
+  }
+  ctx.reply.integer(static_cast<std::int64_t>(n));
+}
+void sinterstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kInter);
+}
+void sunionstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kUnion);
+}
+void sdiffstore_cmd(CommandContext& ctx) {
+  set_op_store_cmd(ctx, SetOp::kDiff);
+}
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit]
+void sintercard_cmd(CommandContext& ctx) {
+  std::int64_t numkeys = 0;
+  if (!arg_i64(ctx, ctx.arg(1), &numkeys)) return;
+  if (numkeys < 1) {
+    ctx.reply.error(err::kNumkeysPositive);
+    return;
+  }
+  if (numkeys > static_cast<std::int64_t>(ctx.argc()) - 2) {
+    ctx.reply.error(err::kNumkeysTooMany);
+    return;
+  }
+  std::int64_t limit = 0;
+  for (std::size_t j = 2 + static_cast<std::size_t>(numkeys); j < ctx.argc(); ++j) {
+    if (iequals(ctx.arg(j), "limit") && j + 1 < ctx.argc()) {
+      if (!arg_i64(ctx, ctx.arg(++j), &limit)) return;
+      if (limit < 0) {
+        ctx.reply.error(err::kLimitNegative);
+        return;
+      }
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  ObjectRef ref;
+  if (!compute(ctx, SetOp::kInter, 2, 1 + static_cast<std::size_t>(numkeys), &ref,
+               static_cast<std::size_t>(limit)))
+    return;
+  ctx.reply.integer(static_cast<std::int64_t>(as_container<SetObject>(ref)->data.size()));
+}
+
+// SMOVE source destination member
+void smove_cmd(CommandContext& ctx) {
+  const std::string_view src = ctx.arg(1), dst = ctx.arg(2), member = ctx.arg(3);
+  ObjectRef src_ref;
+  const Access sa = lookup_container<SetObject>(ctx, src, &src_ref);
+  if (sa == Access::kWrongType) return;
+  if (sa == Access::kMissing) {
+    ctx.reply.integer(0);
+    return;
+  }
+  ObjectRef dst_ref;
+  if (lookup_container<SetObject>(ctx, dst, &dst_ref) == Access::kWrongType) return;
+  if (src == dst) {
+    bool in = false;
+    if (read_container<SetObject>(ctx, src, [&](const MemberSet& s) { in = s.contains(member); }) ==
+        Access::kWrongType)
+      return;
+    ctx.reply.integer(in ? 1 : 0);
+    return;
+  }
+  bool removed = false;
+  if (write_container<SetObject>(
+          ctx, src, false, [&](MemberSet& s) { removed = s.erase(member); }) == Access::kWrongType)
+    return;
+  if (!removed) {
+    ctx.reply.integer(0);
+    return;
+  }
+  const Access da =
+      write_container<SetObject>(ctx, dst, true, [&](MemberSet& s) { s.insert(member); });
+  if (da == Access::kWrongType) {
+    // The destination changed type after the check (WRONGTYPE is already replied): undo the
+    // removal so that the member is not lost. The source may be re-created for it.
+    Buffer scratch;
+    ReplyWriter quiet(scratch);
+    CommandContext undo{ctx.server, ctx.worker, ctx.conn, ctx.ks, quiet, ctx.argv, ctx.now_ms};
+    write_container<SetObject>(undo, src, true, [&](MemberSet& s) { s.insert(member); });
+    return;
+  }
+  ctx.reply.integer(1);
+}
+
+}  // namespace
+
+bool parse_scan_args(CommandContext& ctx, ScanArgs* a) {
+  const std::string_view s = ctx.arg(2);
+  std::uint64_t v = 0;
+  bool ok = !s.empty() && s.size() <= 20;
+  for (char c : s) {
+    const unsigned d = static_cast<unsigned char>(c) - '0';
+    if (d > 9 || v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
+      ok = false;
+      break;
+    }
+    v = v * 10 + d;
+  }
+  if (!ok) {
+    ctx.reply.error(err::kInvalidCursor);
+    return false;
+  }
+  a->cursor = v;
+  for (std::size_t i = 3; i < ctx.argc(); i += 2) {
+    const std::string_view opt = ctx.arg(i);
+    if (i + 1 >= ctx.argc()) {
+      ctx.reply.error(err::kSyntax);
+      return false;
+    }
+    if (iequals(opt, "count")) {
+      std::int64_t count = 0;
+      if (!arg_i64(ctx, ctx.arg(i + 1), &count)) return false;
+      if (count < 1) {
+        ctx.reply.error(err::kSyntax);
+        return false;
+      }
+      a->count = static_cast<std::uint64_t>(count);
+    } else if (iequals(opt, "match")) {
+      a->pattern = ctx.arg(i + 1);
+      a->has_pattern = a->pattern != "*";
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]: positions are visited from high to low (see
+// MemberSet); the cursor is the position below which nothing has been visited yet.
+void sscan_cmd(CommandContext& ctx) {
+  ScanArgs sa;
+  if (!parse_scan_args(ctx, &sa)) return;
+  const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
+    std::size_t pos =
+        (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
+    std::vector<const std::string*> out;
+    for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
+      const std::string& m = s.at(--pos);
+      if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(&m);
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));
+    ctx.reply.array(out.size());
+    for (const std::string* m : out) ctx.reply.bulk(*m);
+  });
+  if (a == Access::kMissing) {
+    ctx.reply.array(2);
+    ctx.reply.bulk("0");
+    ctx.reply.array(0);
+  }
+}
+
+constexpr std::uint32_t kRW = kWrite | kDenyOom;
+constexpr std::uint32_t kMulti = kMultiKeyPerKeyAtomic;
+
+const CommandSpec kSetCommands[] = {
+    {"sadd", -3, kRW | kFast, sadd_cmd, 1, 1, 1, "set", "Add one or more members to a set",
+     "key member ...", "1.0.0",
+     "O(1) for each element added, so O(N) to add N elements when the command is called with "
+     "multiple arguments"},
+    {"srem", -3, kWrite | kFast, srem_cmd, 1, 1, 1, "set", "Remove one or more members from a set",
+     "key member ...", "1.0.0", "O(N) where N is the number of members to be removed"},
+    {"sismember", 3, kReadOnly | kFast, sismember_cmd, 1, 1, 1, "set",
+     "Determine if a given value is a member of a set", "key member"},
+    {"smismember", -3, kReadOnly | kFast, smismember_cmd, 1, 1, 1, "set",
+     "Returns the membership associated with the given elements for a set", "key member ...",
+     "6.2.0", "O(N) where N is the number of elements being checked for membership"},
+    {"smembers", 2, kReadOnly, smembers_cmd, 1, 1, 1, "set", "Get all the members in a set", "key",
+     "1.0.0", "O(N) where N is the set cardinality"},
+    {"scard", 2, kReadOnly | kFast, scard_cmd, 1, 1, 1, "set", "Get the number of members in a set",
+     "key"},
+    {"spop", -2, kWrite | kFast, spop_cmd, 1, 1, 1, "set",
+     "Remove and return one or multiple random members from a set", "key [count]", "1.0.0",
+     "Without the count argument O(1), otherwise O(N) where N is the value of the passed count"},
+    {"srandmember", -2, kReadOnly, srandmember_cmd, 1, 1, 1, "set",
+     "Get one or multiple random members from a set", "key [count]", "1.0.0",
+     "Without the count argument O(1), otherwise O(N) where N is the absolute value of the "
+     "passed count"},
+    {"sinter", -2, kReadOnly | kMulti, sinter_cmd, 1, -1, 1, "set", "Intersect multiple sets",
+     "key ...", "1.0.0",
+     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
+     "sets"},
+    {"sintercard", -3, kReadOnly | kMulti, sintercard_cmd, 0, 0, 0, "set",
+     "Intersect multiple sets and return the cardinality of the result",
+     "numkeys key ... [LIMIT limit]", "7.0.0",
+     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
+     "sets"},
+    {"sinterstore", -3, kRW | kMulti, sinterstore_cmd, 1, -1, 1, "set",
+     "Intersect multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
+     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
+     "sets"},
+    {"sunion", -2, kReadOnly | kMulti, sunion_cmd, 1, -1, 1, "set", "Add multiple sets", "key ...",
+     "1.0.0", "O(N) where N is the total number of elements in all given sets"},
+    {"sunionstore", -3, kRW | kMulti, sunionstore_cmd, 1, -1, 1, "set",
+     "Add multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
+     "O(N) where N is the total number of elements in all given sets"},
+    {"sdiff", -2, kReadOnly | kMulti, sdiff_cmd, 1, -1, 1, "set", "Subtract multiple sets",
+     "key ...", "1.0.0", "O(N) where N is the total number of elements in all given sets"},
+    {"sdiffstore", -3, kRW | kMulti, sdiffstore_cmd, 1, -1, 1, "set",
+     "Subtract multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
+     "O(N) where N is the total number of elements in all given sets"},
+    {"smove", 4, kWrite | kFast | kMulti, smove_cmd, 1, 2, 1, "set",
+     "Move a member from one set to another", "source destination member"},
+    {"sscan", -3, kReadOnly, sscan_cmd, 1, 1, 1, "set", "Incrementally iterate Set elements",
+     "key cursor [MATCH pattern] [COUNT count]", "2.8.0",
+     "O(1) for every call. O(N) for a complete iteration"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> set_commands() {
+  return kSetCommands;
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,621 @@
+// The sorted-set family: ZADD (NX XX GT LT CH INCR), ZINCRBY, ZSCORE, ZMSCORE, ZRANK, ZREVRANK,
+// ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREVRANGE,
+// ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE,
+// ZREMRANGEBYLEX, ZCARD, ZCOUNT, ZLEXCOUNT, ZPOPMIN, ZPOPMAX, ZSCAN.
+//
+// The payload is ZSet (server/commands/zset.hpp): a skiplist with span counts, so a rank, the
+// first element of a score range and the element at an offset are all O(log N). Every command is
+// one read_container/write_container call (server/commands/containers.hpp), atomic on its key;
+// replies are written while the set is locked, so a range is a consistent snapshot.
+// Argument checks follow Redis 7's order (syntax, then numbers, then the key's type) and texts.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "server/commands/containers.hpp"
+#include "server/commands/set_types.hpp"
+
+namespace kvlab::server {
+namespace {
+
+using Node = ZSkipList::Node;
+
+void reply_score(ReplyWriter& r, double v) {
+  char buf[40];
+  r.bulk(std::string_view(buf, format_score(v, buf)));
+}
+
+struct ZAddFlags {
+  bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
+};
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...] and ZINCRBY.
+void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
+  for (; scoreidx < ctx.argc(); ++scoreidx) {
+    const std::string_view o = ctx.arg(scoreidx);
+    if (iequals(o, "nx")) {
+      f.nx = true;
+    } else if (iequals(o, "xx")) {
+      f.xx = true;
+    } else if (iequals(o, "ch")) {
+      f.ch = true;
+    } else if (iequals(o, "incr")) {
+      f.incr = true;
+    } else if (iequals(o, "gt")) {
+      f.gt = true;
+    } else if (iequals(o, "lt")) {
+      f.lt = true;
+    } else {
+      break;
+    }
+  }
+  const std::size_t rest = ctx.argc() - scoreidx;
+  if (rest == 0 || rest % 2 != 0) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const std::size_t elements = rest / 2;
+  if (f.nx && f.xx) {
+    ctx.reply.error(err::kZAddXxNx);
+    return;
+  }
+  if ((f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt)) {
+    ctx.reply.error(err::kZAddGtLtNx);
+    return;
+  }
+  if (f.incr && elements > 1) {
+    ctx.reply.error(err::kZAddIncrPair);
+    return;
+  }
+  std::vector<double> scores(elements);
+  for (std::size_t j = 0; j < elements; ++j) {
+    if (!parse_score(ctx.arg(scoreidx + 2 * j), &scores[j])) {
+      ctx.reply.error(err::kNotFloat);
+      return;
+    }
+  }
+  std::int64_t added = 0, updated = 0, processed = 0;
+  double last = 0;
+  bool nan = false;
+  const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), !f.xx, [&](ZSet& z) {
+    for (std::size_t j = 0; j < elements; ++j) {
+      const std::string_view member = ctx.arg(scoreidx + 2 * j + 1);
+      double score = scores[j];
+      if (const Node* n = z.find(member); n != nullptr) {
+        if (f.nx) continue;
+        const double cur = n->score;
+        if (f.incr) {
+          score += cur;
+          if (std::isnan(score)) {
+            nan = true;
+            return;
+          }
+        }
+        if ((f.lt && score >= cur) || (f.gt && score <= cur)) continue;
+        if (score != cur) {
+          z.set(member, score);
+          ++updated;
+        }
+      } else {
+        if (f.xx) continue;
+        z.set(member, score);
+        ++added;
+      }
+      ++processed;
+      last = score;
+    }
+  });
+  if (a == Access::kWrongType) return;
+  if (nan) {
+    ctx.reply.error(err::kScoreNaN);
+  } else if (f.incr) {
+    if (processed > 0) {
+      reply_score(ctx.reply, last);
+    } else {
+      ctx.reply.null();
+    }
+  } else {
+    ctx.reply.integer(f.ch ? added + updated : added);
+  }
+}
+
+void zadd_cmd(CommandContext& ctx) {
+  zadd_generic(ctx, 2, {});
+}
+
+void zincrby_cmd(CommandContext& ctx) {
+  ZAddFlags f;
+  f.incr = true;
+  zadd_generic(ctx, 2, f);
+}
+
+void zscore_cmd(CommandContext& ctx) {
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    if (const Node* n = z.find(ctx.arg(2)); n != nullptr) {
+      reply_score(ctx.reply, n->score);
+    } else {
+      ctx.reply.null();
+    }
+  });
+  if (a == Access::kMissing) ctx.reply.null();
+}
+
+void zmscore_cmd(CommandContext& ctx) {
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    ctx.reply.array(ctx.argc() - 2);
+    for (std::size_t i = 2; i < ctx.argc(); ++i) {
+      if (const Node* n = z.find(ctx.arg(i)); n != nullptr) {
+        reply_score(ctx.reply, n->score);
+      } else {
+        ctx.reply.null();
+      }
+    }
+  });
+  if (a == Access::kMissing) {
+    ctx.reply.array(ctx.argc() - 2);
+    for (std::size_t i = 2; i < ctx.argc(); ++i) ctx.reply.null();
+  }
+}
+
+void zcard_cmd(CommandContext& ctx) {
+  std::size_t n = 0;
+  const Access a =
+      read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) { n = z.size(); });
+  if (a != Access::kWrongType) ctx.reply.integer(static_cast<std::int64_t>(n));
+}
+
+void zrem_cmd(CommandContext& ctx) {
+  std::int64_t removed = 0;
+  const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), false, [&](ZSet& z) {
+    for (std::size_t i = 2; i < ctx.argc(); ++i) removed += z.erase(ctx.arg(i)) ? 1 : 0;
+  });
+  if (a != Access::kWrongType) ctx.reply.integer(removed);
+}
+
+// ZRANK / ZREVRANK key member [WITHSCORE]
+void zrank_generic(CommandContext& ctx, bool reverse) {
+  if (ctx.argc() > 4) {
+    ctx.reply.error(err::wrong_arity(reverse ? "zrevrank" : "zrank"));
+    return;
+  }
+  const bool withscore = ctx.argc() == 4;
+  if (withscore && !iequals(ctx.arg(3), "withscore")) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    const Node* n = z.find(ctx.arg(2));
+    if (n == nullptr) {
+      if (withscore) {
+        ctx.reply.null_array();
+      } else {
+        ctx.reply.null();
+      }
+      return;
+    }
+    const std::size_t r = z.list().rank(n);  // 1-based
+    const std::size_t rank = reverse ? z.size() - r : r - 1;
+    if (withscore) ctx.reply.array(2);
+    ctx.reply.integer(static_cast<std::int64_t>(rank));
+    if (withscore) reply_score(ctx.reply, n->score);
+  });
+  if (a == Access::kMissing) {
+    if (withscore) {
+      ctx.reply.null_array();
+    } else {
+      ctx.reply.null();
+    }
+  }
+}
+void zrank_cmd(CommandContext& ctx) {
+  zrank_generic(ctx, false);
+}
+void zrevrank_cmd(CommandContext& ctx) {
+  zrank_generic(ctx, true);
+}
+
+bool parse_score_range(std::string_view min, std::string_view max, ScoreRange* r) {
+  return parse_score_bound(min, &r->min, &r->minex) && parse_score_bound(max, &r->max, &r->maxex);
+}
+bool parse_lex_range(std::string_view min, std::string_view max, LexRange* r) {
+  return parse_lex_bound(min, &r->min) && parse_lex_bound(max, &r->max);
+}
+
+enum class RangeType { kAuto, kRank, kScore, kLex };
+enum class Direction { kAuto, kForward, kReverse };
+
+// Replies nodes (and their scores when asked) as one flat array.
+void reply_nodes(ReplyWriter& r, const std::vector<const Node*>& nodes, bool withscores) {
+  r.array(nodes.size() * (withscores ? 2 : 1));
+  for (const Node* n : nodes) {
+    r.bulk(n->member);
+    if (withscores) reply_score(r, n->score);
+  }
+}
+
+// Walks from `start` (inclusive) in direction `reverse`, skipping `offset` elements by rank and
+// taking at most `limit` (negative: all) while `in_range` holds. Negative offsets give nothing,
+// as in Redis.
+template <class InRange>
+std::vector<const Node*> walk(const ZSkipList& l, const Node* start, bool reverse,
+                              std::int64_t offset, std::int64_t limit, InRange in_range) {
+  std::vector<const Node*> out;
+  if (start == nullptr || offset < 0) return out;
+  if (offset > 0) {
+    const std::size_t r = l.rank(start);
+    if (reverse) {
+      start = static_cast<std::size_t>(offset) >= r
+                  ? nullptr
+                  : l.by_rank(r - static_cast<std::size_t>(offset));
+    } else {
+      start = static_cast<std::size_t>(offset) > l.size() - r
+                  ? nullptr
+                  : l.by_rank(r + static_cast<std::size_t>(offset));
+    }
+  }
+  for (const Node* n = start; n != nullptr && limit != 0; n = reverse ? n->prev() : n->next()) {
+    if (!in_range(n)) break;
+    out.push_back(n);
+    if (limit > 0) --limit;
+  }
+  return out;
+}
+
+// The common body of ZRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZRANGEBYLEX and
+// ZREVRANGEBYLEX (Redis's zrangeGenericCommand): key at argv[1], range at argv[2..3], options
+// after.
+void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
+  bool withscores = false;
+  std::int64_t offset = 0, limit = -1;
+  for (std::size_t j = 4; j < ctx.argc(); ++j) {
+    const std::string_view o = ctx.arg(j);
+    const std::size_t left = ctx.argc() - j - 1;
+    if (iequals(o, "withscores")) {
+      withscores = true;
+    } else if (iequals(o, "limit") && left >= 2) {
+      if (!arg_i64(ctx, ctx.arg(j + 1), &offset) || !arg_i64(ctx, ctx.arg(j + 2), &limit)) return;
+      j += 2;
+    } else if (dir == Direction::kAuto && iequals(o, "rev")) {
+      dir = Direction::kReverse;
+    } else if (rt == RangeType::kAuto && iequals(o, "bylex")) {
+      rt = RangeType::kLex;
+    } else if (rt == RangeType::kAuto && iequals(o, "byscore")) {
+      rt = RangeType::kScore;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  if (dir == Direction::kAuto) dir = Direction::kForward;
+  if (rt == RangeType::kAuto) rt = RangeType::kRank;
+  if (limit != -1 && rt == RangeType::kRank) {
+    ctx.reply.error(err::kLimitNeedsByScoreOrLex);
+    return;
+  }
+  if (withscores && rt == RangeType::kLex) {
+    ctx.reply.error(err::kWithScoresByLex);
+    return;
+  }
+  const bool reverse = dir == Direction::kReverse;
+  std::string_view min_arg = ctx.arg(2), max_arg = ctx.arg(3);
+  if (reverse && rt != RangeType::kRank) std::swap(min_arg, max_arg);  // given as max min
+
+  std::int64_t start = 0, end = 0;
+  ScoreRange sr;
+  LexRange lr;
+  switch (rt) {
+    case RangeType::kAuto:
+    case RangeType::kRank:
+      if (!arg_i64(ctx, min_arg, &start) || !arg_i64(ctx, max_arg, &end)) return;
+      break;
+    case RangeType::kScore:
+      if (!parse_score_range(min_arg, max_arg, &sr)) {
+        ctx.reply.error(err::kMinMaxNotFloat);
+        return;
+      }
+      break;
+    case RangeType::kLex:
+      if (!parse_lex_range(min_arg, max_arg, &lr)) {
+        ctx.reply.error(err::kMinMaxNotLex);
+        return;
+      }
+      break;
+  }
+
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    const ZSkipList& l = z.list();
+    std::vector<const Node*> nodes;
+    if (rt == RangeType::kRank) {
+      const auto len = static_cast<std::int64_t>(z.size());
+      if (start < 0) start += len;
+      if (end < 0) end += len;
+      if (start < 0) start = 0;
+      if (!(start > end || start >= len)) {
+        if (end >= len) end = len - 1;
+        const std::int64_t n = end - start + 1;
+        nodes.reserve(static_cast<std::size_t>(n));
+        const Node* x = reverse ? l.by_rank(static_cast<std::size_t>(len - start))
+                                : l.by_rank(static_cast<std::size_t>(start + 1));
+        for (std::int64_t k = 0; k < n && x != nullptr; ++k) {
+          nodes.push_back(x);
+          x = reverse ? x->prev() : x->next();
+        }
+      }
+    } else if (rt == RangeType::kScore) {
+      const Node* first = reverse ? l.last_in(sr) : l.first_in(sr);
+      nodes = walk(l, first, reverse, offset, limit, [&](const Node* n) {
+        return reverse ? sr.gte_min(n->score) : sr.lte_max(n->score);
+      });
+    } else {
+      const Node* first = reverse ? l.last_in(lr) : l.first_in(lr);
+      nodes = walk(l, first, reverse, offset, limit, [&](const Node* n) {
+        return reverse ? lr.gte_min(n->member) : lr.lte_max(n->member);
+      });
+    }
+    reply_nodes(ctx.reply, nodes, withscores);
+  });
+  if (a == Access::kMissing) ctx.reply.array(0);
+}
+
+void zrange_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kAuto, Direction::kAuto);
+}
+void zrangebyscore_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kScore, Direction::kForward);
+}
+void zrevrangebyscore_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kScore, Direction::kReverse);
+}
+void zrevrange_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kRank, Direction::kReverse);
+}
+void zrangebylex_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kLex, Direction::kForward);
+}
+void zrevrangebylex_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kLex, Direction::kReverse);
+}
+
+// The number of elements between two nodes of a range, by rank: O(log N).
+template <class Range>
+std::int64_t count_in(const ZSkipList& l, const Range& r) {
+  const Node* first = l.first_in(r);
+  if (first == nullptr) return 0;
+  const Node* last = l.last_in(r);
+  return static_cast<std::int64_t>(l.rank(last) - l.rank(first) + 1);
+}
+
+void zcount_cmd(CommandContext& ctx) {
+  ScoreRange r;
+  if (!parse_score_range(ctx.arg(2), ctx.arg(3), &r)) {
+    ctx.reply.error(err::kMinMaxNotFloat);
+    return;
+  }
+  std::int64_t n = 0;
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1),
+                                              [&](const ZSet& z) { n = count_in(z.list(), r); });
+  if (a != Access::kWrongType) ctx.reply.integer(n);
+}
+
+void zlexcount_cmd(CommandContext& ctx) {
+  LexRange r;
+  if (!parse_lex_range(ctx.arg(2), ctx.arg(3), &r)) {
+    ctx.reply.error(err::kMinMaxNotLex);
+    return;
+  }
+  std::int64_t n = 0;
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1),
+                                              [&](const ZSet& z) { n = count_in(z.list(), r); });
+  if (a != Access::kWrongType) ctx.reply.integer(n);
+}
+
+// ZREMRANGEBYRANK / ZREMRANGEBYSCORE / ZREMRANGEBYLEX key a b: O(log N + M log N) for M removed.
+enum class RemKind { kRank, kScore, kLex };
+
+void zremrange_generic(CommandContext& ctx, RemKind kind) {
+  std::int64_t start = 0, end = 0;
+  ScoreRange sr;
+  LexRange lr;
+  if (kind == RemKind::kRank) {
+    if (!arg_i64(ctx, ctx.arg(2), &start) || !arg_i64(ctx, ctx.arg(3), &end)) return;
+  } else if (kind == RemKind::kScore) {
+    if (!parse_score_range(ctx.arg(2), ctx.arg(3), &sr)) {
+      ctx.reply.error(err::kMinMaxNotFloat);
+      return;
+    }
+  } else if (!parse_lex_range(ctx.arg(2), ctx.arg(3), &lr)) {
+    ctx.reply.error(err::kMinMaxNotLex);
+    return;
+  }
+  std::int64_t removed = 0;
+  const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), false, [&](ZSet& z) {
+    const ZSkipList& l = z.list();
+    std::vector<std::string> victims;
+    if (kind == RemKind::kRank) {
+      const auto len = static_cast<std::int64_t>(z.size());
+      if (start < 0) start += len;
+      if (end < 0) end += len;
+      if (start < 0) start = 0;
+      if (start > end || start >= len) return;
+      if (end >= len) end = len - 1;
+      const Node* n = l.by_rank(static_cast<std::size_t>(start + 1));
+      for (std::int64_t k = start; k <= end && n != nullptr; ++k, n = n->next())
+        victims.push_back(n->member);
+    } else if (kind == RemKind::kScore) {
+      for (const Node* n = l.first_in(sr); n != nullptr && sr.lte_max(n->score); n = n->next())
+        victims.push_back(n->member);
+    } else {
+      for (const Node* n = l.first_in(lr); n != nullptr && lr.lte_max(n->member); n = n->next())
+        victims.push_back(n->member);
+    }
+    for (const auto& m : victims) z.erase(m);
+    removed = static_cast<std::int64_t>(victims.size());
+  });
+  if (a != Access::kWrongType) ctx.reply.integer(removed);
+}
+void zremrangebyrank_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kRank);
+}
+void zremrangebyscore_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kScore);
+}
+void zremrangebylex_cmd(CommandContext& ctx) {
+  zremrange_generic(ctx, RemKind::kLex);
+}
+
+// ZPOPMIN / ZPOPMAX key [count]: a flat array member, score, ... (RESP2).
+void zpop_generic(CommandContext& ctx, bool max) {
+  if (ctx.argc() > 3) {
+    ctx.reply.error(err::wrong_arity(max ? "zpopmax" : "zpopmin"));
+    return;
+  }
+  std::int64_t count = 1;
+  if (ctx.argc() == 3) {
+    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
+    if (count < 0) {
+      ctx.reply.error(err::kOutOfRangePositive);
+      return;
+    }
+  }
+  std::vector<std::pair<std::string, double>> popped;
+  const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), false, [&](ZSet& z) {
+    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), z.size());
+    popped.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) popped.push_back(z.pop(max));
+  });
+  if (a == Access::kWrongType) return;
+  ctx.reply.array(popped.size() * 2);
+  for (const auto& [m, s] : popped) {
+    ctx.reply.bulk(m);
+    reply_score(ctx.reply, s);
+  }
+}
+void zpopmin_cmd(CommandContext& ctx) {
+  zpop_generic(ctx, false);
+}
+void zpopmax_cmd(CommandContext& ctx) {
+  zpop_generic(ctx, true);
+}
+
+// ZSCAN key cursor [MATCH pattern] [COUNT count]: the ZSet's slots are visited from high to low
+// (see ZSet::slots() for why a member present throughout a scan is returned).
+void zscan_cmd(CommandContext& ctx) {
+  ScanArgs sa;
+  if (!parse_scan_args(ctx, &sa)) return;
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    std::size_t pos =
+        (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots() : static_cast<std::size_t>(sa.cursor);
+    std::vector<const Node*> out;
+    for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
+      const Node* n = z.slot(--pos);
+      if (!sa.has_pattern || glob_match(sa.pattern, n->member)) out.push_back(n);
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));
+    reply_nodes(ctx.reply, out, true);
+  });
+  if (a == Access::kMissing) {
+    ctx.reply.array(2);
+    ctx.reply.bulk("0");
+    ctx.reply.array(0);
+  }
+}
+
+constexpr std::uint32_t kRW = kWrite | kDenyOom;
+
+const CommandSpec kZSetCommands[] = {
+    {"zadd", -4, kRW | kFast, zadd_cmd, 1, 1, 1, "sorted-set",
+     "Add one or more members to a sorted set, or update its score if it already exists",
+     "key [NX|XX] [GT|LT] [CH] [INCR] score member ...", "1.2.0",
+     "O(log(N)) for each item added, where N is the number of elements in the sorted set"},
+    {"zincrby", 4, kRW | kFast, zincrby_cmd, 1, 1, 1, "sorted-set",
+     "Increment the score of a member in a sorted set", "key increment member", "1.2.0",
+     "O(log(N)) where N is the number of elements in the sorted set"},
+    {"zscore", 3, kReadOnly | kFast, zscore_cmd, 1, 1, 1, "sorted-set",
+     "Get the score associated with the given member in a sorted set", "key member", "1.2.0"},
+    {"zmscore", -3, kReadOnly | kFast, zmscore_cmd, 1, 1, 1, "sorted-set",
+     "Get the score associated with the given members in a sorted set", "key member ...", "6.2.0",
+     "O(N) where N is the number of members being requested"},
+    {"zrank", -3, kReadOnly | kFast, zrank_cmd, 1, 1, 1, "sorted-set",
+     "Determine the index of a member in a sorted set", "key member [WITHSCORE]", "2.0.0",
+     "O(log(N))"},
+    {"zrevrank", -3, kReadOnly | kFast, zrevrank_cmd, 1, 1, 1, "sorted-set",
+     "Determine the index of a member in a sorted set, with scores ordered from high to low",
+     "key member [WITHSCORE]", "2.0.0", "O(log(N))"},
+    {"zrange", -4, kReadOnly, zrange_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set",
+     "key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]", "1.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements returned"},
+    {"zrangebyscore", -4, kReadOnly, zrangebyscore_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set, by score",
+     "key min max [WITHSCORES] [LIMIT offset count]", "1.0.5",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements being returned"},
+    {"zrevrangebyscore", -4, kReadOnly, zrevrangebyscore_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set, by score, with scores ordered from high to low",
+     "key max min [WITHSCORES] [LIMIT offset count]", "2.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements being returned"},
+    {"zrevrange", -4, kReadOnly, zrevrange_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set, by index, with scores ordered from high to low",
+     "key start stop [WITHSCORES]", "1.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements returned"},
+    {"zrangebylex", -4, kReadOnly, zrangebylex_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set, by lexicographical range",
+     "key min max [LIMIT offset count]", "2.8.9",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements being returned"},
+    {"zrevrangebylex", -4, kReadOnly, zrevrangebylex_cmd, 1, 1, 1, "sorted-set",
+     "Return a range of members in a sorted set, by lexicographical range, ordered from higher "
+     "to lower strings",
+     "key max min [LIMIT offset count]", "2.8.9",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements being returned"},
+    {"zrem", -3, kWrite | kFast, zrem_cmd, 1, 1, 1, "sorted-set",
+     "Remove one or more members from a sorted set", "key member ...", "1.2.0",
+     "O(M*log(N)) with N being the number of elements in the sorted set and M the number of "
+     "elements to be removed"},
+    {"zcard", 2, kReadOnly | kFast, zcard_cmd, 1, 1, 1, "sorted-set",
+     "Get the number of members in a sorted set", "key", "1.2.0"},
+    {"zcount", 4, kReadOnly | kFast, zcount_cmd, 1, 1, 1, "sorted-set",
+     "Count the members in a sorted set with scores within the given values", "key min max",
+     "2.0.0", "O(log(N)) with N being the number of elements in the sorted set"},
+    {"zlexcount", 4, kReadOnly | kFast, zlexcount_cmd, 1, 1, 1, "sorted-set",
+     "Count the number of members in a sorted set between a given lexicographical range",
+     "key min max", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set"},
+    {"zremrangebyrank", 4, kWrite, zremrangebyrank_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set within the given indexes", "key start stop", "2.0.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
+    {"zremrangebyscore", 4, kWrite, zremrangebyscore_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set within the given scores", "key min max", "1.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
+    {"zremrangebylex", 4, kWrite, zremrangebylex_cmd, 1, 1, 1, "sorted-set",
+     "Remove all members in a sorted set between the given lexicographical range", "key min max",
+     "2.8.9",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements removed by the operation"},
+    {"zpopmin", -2, kWrite | kFast, zpopmin_cmd, 1, 1, 1, "sorted-set",
+     "Remove and return members with the lowest scores in a sorted set", "key [count]", "5.0.0",
+     "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "
+     "of elements popped"},
+    {"zpopmax", -2, kWrite | kFast, zpopmax_cmd, 1, 1, 1, "sorted-set",
+     "Remove and return members with the highest scores in a sorted set", "key [count]", "5.0.0",
+     "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number "
+     "of elements popped"},
+    {"zscan", -3, kReadOnly, zscan_cmd, 1, 1, 1, "sorted-set",
+     "Incrementally iterate sorted sets elements and associated scores",
+     "key cursor [MATCH pattern] [COUNT count]", "2.8.0",
+     "O(1) for every call. O(N) for a complete iteration"},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> zset_commands() {
+  return kZSetCommands;
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,369 @@
+// Unit tests of the set and sorted-set payloads (server/commands/zset.hpp, set_types.hpp), linked
+// with nothing but the headers: random operations checked against a std::set<pair<double,string>>
+// model (membership, order, ranks, element by rank, score and lex ranges, counts), the skiplist's
+// span invariants, the scan-order guarantee of the dense slot vectors, and score text conversion.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "server/commands/zset.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "server/commands/set_types.hpp"
+
+using kvlab::server::LexBound;
+using kvlab::server::LexRange;
+using kvlab::server::MemberSet;
+using kvlab::server::ScoreRange;
+using kvlab::server::ZSet;
+using kvlab::server::ZSkipList;
+using Model = std::set<std::pair<double, std::string>>;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Model answers for a score range.
+std::vector<std::pair<double, std::string>> model_range(const Model& m, const ScoreRange& r) {
+  std::vector<std::pair<double, std::string>> out;
+  for (const auto& e : m)
+    if (r.gte_min(e.first) && r.lte_max(e.first)) out.push_back(e);
+  return out;
+}
+
+std::size_t model_rank(const Model& m, const std::pair<double, std::string>& e) {
+  return static_cast<std::size_t>(std::distance(m.begin(), m.find(e))) + 1;
+}
+
+double random_score(std::mt19937_64& g) {
+  switch (g() % 8) {
+    case 0:
+      return -kInf;
+    case 1:
+      return kInf;
+    case 2:
+      return 0.0;
+    default:
+      return static_cast<double>(static_cast<int>(g() % 40) - 20) / 4;  // many ties
+  }
+}
+
+void check_against(const ZSet& z, const Model& m, std::mt19937_64& g) {
+  REQUIRE(z.size() == m.size());
+  REQUIRE(z.list().check());
+  // Order, backward links and ranks.
+  std::size_t r = 0;
+  const ZSkipList::Node* prev = nullptr;
+  auto it = m.begin();
+  for (const ZSkipList::Node* n = z.list().first(); n != nullptr; n = n->next(), ++it) {
+    ++r;
+    REQUIRE(it != m.end());
+    CHECK(n->score == it->first);
+    CHECK(n->member == it->second);
+    CHECK(n->prev() == prev);
+    CHECK(z.list().rank(n) == r);
+    CHECK(z.list().by_rank(r) == n);
+    prev = n;
+  }
+  CHECK(z.list().last() == prev);
+  CHECK(z.list().by_rank(0) == nullptr);
+  CHECK(z.list().by_rank(m.size() + 1) == nullptr);
+  // Slots cover every node exactly once.
+  std::unordered_set<const ZSkipList::Node*> seen;
+  for (std::size_t i = 0; i < z.slots(); ++i) {
+    CHECK(z.slot(i)->slot == i);
+    seen.insert(z.slot(i));
+  }
+  CHECK(seen.size() == m.size());
+  // Random score ranges: first/last and the count by ranks.
+  for (int k = 0; k < 8; ++k) {
+    ScoreRange sr{random_score(g), random_score(g), g() % 2 == 0, g() % 2 == 0};
+    const auto want = model_range(m, sr);
+    const ZSkipList::Node* f = z.list().first_in(sr);
+    const ZSkipList::Node* l = z.list().last_in(sr);
+    if (want.empty()) {
+      CHECK(f == nullptr);
+      CHECK(l == nullptr);
+    } else {
+      REQUIRE(f != nullptr);
+      REQUIRE(l != nullptr);
+      CHECK(f->score == want.front().first);
+      CHECK(f->member == want.front().second);
+      CHECK(l->member == want.back().second);
+      CHECK(z.list().rank(l) - z.list().rank(f) + 1 == want.size());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+  TEST_CASE("zset random operations agree with a std::set model, ranks and ranges included") {
+    std::mt19937_64 g(12345);
+    for (int round = 0; round < 4; ++round) {
+      ZSet z;
+      Model m;
+      std::map<std::string, double> scores;
+      const int universe = round == 0 ? 8 : 300;
+      for (int op = 0; op < 6000; ++op) {
+        const std::string member = "m" + std::to_string(g() % universe);
+        const unsigned kind = static_cast<unsigned>(g() % 10);
+        if (kind < 5) {  // add or update
+          const double s = random_score(g);
+          const auto old = scores.find(member);
+          const auto res = z.set(member, s);
+          if (old == scores.end()) {
+            CHECK(res == ZSet::AddResult::kAdded);
+            m.emplace(s, member);
+            scores[member] = s;
+          } else if (old->second == s) {
+            CHECK(res == ZSet::AddResult::kUnchanged);
+          } else {
+            CHECK(res == ZSet::AddResult::kUpdated);
+            m.erase({old->second, member});
+            m.emplace(s, member);
+            old->second = s;
+          }
+        } else if (kind < 8) {  // erase
+          const bool had = scores.erase(member) > 0;
+          if (had) {
+            for (auto e = m.begin(); e != m.end(); ++e)
+              if (e->second == member) {
+                m.erase(e);
+                break;
+              }
+          }
+          CHECK(z.erase(member) == had);
+        } else if (kind == 8 && !m.empty()) {  // pop min or max
+          const bool max = g() % 2 == 0;
+          const auto want = max ? *m.rbegin() : *m.begin();
+          const auto got = z.pop(max);
+          CHECK(got.first == want.second);
+          CHECK(got.second == want.first);
+          m.erase(want);
+          scores.erase(want.second);
+        } else {  // lookups
+          const auto sc = z.score(member);
+          const auto it = scores.find(member);
+          CHECK(sc.has_value() == (it != scores.end()));
+          if (sc && it != scores.end()) {
+            CHECK(*sc == it->second);
+            CHECK(z.list().rank(*sc, member) == model_rank(m, {*sc, member}));
+          } else {
+            CHECK(z.list().rank(0.0, member) == 0);
+          }
+        }
+        if (op % 500 == 0) check_against(z, m, g);
+      }
+      check_against(z, m, g);
+      CHECK(z.empty() == m.empty());
+    }
+  }
+
+  TEST_CASE("zset lex ranges follow memcmp order with equal scores") {
+    ZSet z;
+    std::set<std::string> m;
+    std::mt19937_64 g(7);
+    for (int i = 0; i < 400; ++i) {
+      std::string s;
+      for (unsigned k = 0, n = static_cast<unsigned>(g() % 4); k < n; ++k)
+        s += static_cast<char>("ab\x80z"[g() % 4]);
+      z.set(s, 0.0);
+      m.insert(s);  // std::string orders by unsigned bytes, as memcmp
+    }
+    REQUIRE(z.list().check());
+    auto bound = [&](LexBound* b) {
+      switch (g() % 6) {
+        case 0:
+          b->kind = LexBound::kNegInf;
+          b->exclusive = true;
+          return;
+        case 1:
+          b->kind = LexBound::kPosInf;
+          b->exclusive = true;
+          return;
+        default: {
+          b->kind = LexBound::kValue;
+          b->exclusive = g() % 2 == 0;
+          b->value.clear();
+          for (unsigned k = 0, n = static_cast<unsigned>(g() % 3); k < n; ++k)
+            b->value += static_cast<char>("ab\x80z"[g() % 4]);
+        }
+      }
+    };
+    for (int q = 0; q < 2000; ++q) {
+      LexRange r;
+      bound(&r.min);
+      bound(&r.max);
+      std::vector<std::string> want;
+      for (const auto& s : m)
+        if (r.gte_min(s) && r.lte_max(s)) want.push_back(s);
+      const auto* f = z.list().first_in(r);
+      const auto* l = z.list().last_in(r);
+      if (want.empty()) {
+        CHECK(f == nullptr);
+        CHECK(l == nullptr);
+        continue;
+      }
+      REQUIRE(f != nullptr);
+      REQUIRE(l != nullptr);
+      CHECK(f->member == want.front());
+      CHECK(l->member == want.back());
+      CHECK(z.list().rank(l) - z.list().rank(f) + 1 == want.size());
+    }
+    LexRange all;
+    all.min.kind = LexBound::kNegInf;
+    all.max.kind = LexBound::kPosInf;
+    CHECK_FALSE(all.empty());
+    LexRange none;
+    none.min.kind = LexBound::kPosInf;
+    none.max.kind = LexBound::kNegInf;
+    CHECK(none.empty());
+    CHECK(z.list().first_in(none) == nullptr);
+  }
+
+  TEST_CASE("update_score keeps the node and moves it only when its order changes") {
+    ZSet z;
+    for (int i = 0; i < 100; ++i) z.set("m" + std::to_string(i), i);
+    const auto* n = z.find("m50");
+    z.set("m50", 50.5);  // stays in place
+    CHECK(z.find("m50") == n);
+    CHECK(z.list().rank(n) == 51);
+    z.set("m50", -1);  // moves to the front
+    CHECK(z.find("m50") == n);
+    CHECK(z.list().rank(n) == 1);
+    CHECK(z.list().first() == n);
+    z.set("m50", 1000);
+    CHECK(z.list().last() == n);
+    CHECK(z.list().check());
+  }
+
+  // Property: a descending walk of the slot positions, with erases and inserts between steps,
+  // returns every member present for the whole walk (Redis's SCAN guarantee).
+  TEST_CASE("scanning slots from high to low returns every member present throughout") {
+    std::mt19937_64 g(99);
+    for (int round = 0; round < 50; ++round) {
+      MemberSet s;
+      ZSet z;
+      for (int i = 0; i < 200; ++i) {
+        s.insert("s" + std::to_string(i));
+        z.set("s" + std::to_string(i), i % 7);
+      }
+      std::set<std::string> stable_s, stable_z, seen_s, seen_z;
+      for (int i = 0; i < 200; ++i) {
+        stable_s.insert("s" + std::to_string(i));
+        stable_z.insert("s" + std::to_string(i));
+      }
+      std::size_t ps = s.size(), pz = z.slots();
+      int next = 1000;
+      while (ps > 0 || pz > 0) {
+        for (int k = 0; k < 3 && ps > 0; ++k) seen_s.insert(s.at(--ps));
+        for (int k = 0; k < 3 && pz > 0; ++k) seen_z.insert(z.slot(--pz)->member);
+        // churn: erase a random member (it leaves the "present throughout" set), add a new one
+        if (s.size() > 0) {
+          const std::string victim = s.at(g() % s.size());
+          stable_s.erase(victim);
+          CHECK(s.erase(victim));
+        }
+        if (z.size() > 0) {
+          const std::string victim = z.slot(g() % z.slots())->member;
+          stable_z.erase(victim);
+          CHECK(z.erase(victim));
+        }
+        s.insert("n" + std::to_string(next));
+        z.set("n" + std::to_string(next), 3);
+        ++next;
+        ps = std::min(ps, s.size());
+        pz = std::min(pz, z.slots());
+      }
+      for (const auto& m : stable_s) CHECK(seen_s.count(m) == 1);
+      for (const auto& m : stable_z) CHECK(seen_z.count(m) == 1);
+    }
+  }
+
+  TEST_CASE("MemberSet keeps positions dense and its index exact") {
+    MemberSet s;
+    std::set<std::string> model;
+    std::mt19937_64 g(3);
+    for (int op = 0; op < 20000; ++op) {
+      const std::string m = "k" + std::to_string(g() % 500);
+      if (g() % 3 != 0) {
+        CHECK(s.insert(m) == model.insert(m).second);
+      } else if (g() % 2 == 0 && s.size() > 0) {
+        const std::size_t i = g() % s.size();
+        model.erase(s.at(i));
+        s.erase_at(i);
+      } else {
+        CHECK(s.erase(m) == (model.erase(m) > 0));
+      }
+      CHECK(s.contains(m) == (model.count(m) == 1));
+    }
+    REQUIRE(s.size() == model.size());
+    std::set<std::string> listed;
+    for (std::size_t i = 0; i < s.size(); ++i) listed.insert(s.at(i));
+    CHECK(listed == model);
+  }
+
+  TEST_CASE("scores are formatted like Redis 7.2 and parsed like getDoubleFromObject") {
+    using kvlab::server::format_score;
+    CHECK(format_score(1.0) == "1");
+    CHECK(format_score(1.5) == "1.5");
+    CHECK(format_score(-2.25) == "-2.25");
+    CHECK(format_score(0.1) == "0.1");
+    CHECK(format_score(0.5) == "0.5");
+    CHECK(format_score(1.1) == "1.1");
+    CHECK(format_score(100.0) == "100");
+    CHECK(format_score(0.0) == "0");
+    CHECK(format_score(0.0001) == "0.0001");
+    CHECK(format_score(0.00001) == "1e-05");
+    CHECK(format_score(1e16) == "10000000000000000");
+    CHECK(format_score(1e17) == "1e+17");
+    CHECK(format_score(123456789012345678.0) == "1.2345678901234568e+17");
+    CHECK(format_score(kInf) == "inf");
+    CHECK(format_score(-kInf) == "-inf");
+    CHECK(format_score(3.0000000000000004) == "3.0000000000000004");
+    double d = 0;
+    using kvlab::server::parse_score;
+    CHECK(parse_score("1.5", &d));
+    CHECK(d == 1.5);
+    CHECK(parse_score("inf", &d));
+    CHECK(d == kInf);
+    CHECK(parse_score("-inf", &d));
+    CHECK(parse_score("+inf", &d));
+    CHECK_FALSE(parse_score("nan", &d));
+    CHECK_FALSE(parse_score("1e400", &d));
+    CHECK_FALSE(parse_score(" 1", &d));
+    CHECK_FALSE(parse_score("1 ", &d));
+    CHECK_FALSE(parse_score("", &d));
+    CHECK_FALSE(parse_score("abc", &d));
+    bool ex = false;
+    using kvlab::server::parse_score_bound;
+    CHECK(parse_score_bound("(1.5", &d, &ex));
+    CHECK(ex);
+    CHECK(d == 1.5);
+    CHECK(parse_score_bound("-inf", &d, &ex));
+    CHECK_FALSE(ex);
+    CHECK_FALSE(parse_score_bound("(x", &d, &ex));
+    CHECK_FALSE(parse_score_bound("nan", &d, &ex));
+    LexBound b;
+    using kvlab::server::parse_lex_bound;
+    CHECK(parse_lex_bound("[a", &b));
+    CHECK_FALSE(b.exclusive);
+    CHECK(parse_lex_bound("(a", &b));
+    CHECK(b.exclusive);
+    CHECK(parse_lex_bound("-", &b));
+    CHECK(b.kind == LexBound::kNegInf);
+    CHECK_FALSE(parse_lex_bound("a", &b));
+    CHECK_FALSE(parse_lex_bound("+x", &b));
+    CHECK_FALSE(parse_lex_bound("", &b));
+  }
+}
