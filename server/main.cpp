@@ -128,8 +128,9 @@ int main(int argc, char** argv) {
                  cfg.backend.c_str());
     return 2;
   }
-  // The pub/sub inboxes: any queue backend fits, single-consumer ones included, because each
-  // worker is the only consumer of its own inbox (any number of workers produce into it).
+  // The pub/sub inboxes: any FIFO queue backend fits, single-consumer ones included, because each
+  // worker is the only consumer of its own inbox (any number of workers produce into it); a
+  // quasi-FIFO one (fifo = false) would reorder one publisher's messages, so it is refused.
   const kvlab::BackendTraits* queue_traits = kvlab::find_backend(cfg.queue);
   if (queue_traits == nullptr) {
     std::fprintf(stderr,
@@ -143,6 +144,14 @@ int main(int argc, char** argv) {
                  "kvlab-server: --queue %s: '%s' is a %s backend, not a queue; --queue needs a "
                  "queue/… backend (default queue/kvlab-mpsc)\n",
                  cfg.queue.c_str(), cfg.queue.c_str(), std::string(queue_traits->family).c_str());
+    return 2;
+  }
+  if (!queue_traits->fifo) {
+    std::fprintf(stderr,
+                 "kvlab-server: --queue %s: the backend lacks the fifo capability (per-producer "
+                 "order), so pub/sub messages from one publisher could arrive out of order; use a "
+                 "FIFO queue such as queue/kvlab-mpsc\n",
+                 cfg.queue.c_str());
     return 2;
   }
   if (!traits->concurrent_erase && cfg.threads > 1) {

@@ -55,8 +55,7 @@ PubSubFrame* PubSubFrame::make_message(std::string_view channel, std::string_vie
 
 PubSubFrame* PubSubFrame::make_pmessage(std::string_view pattern, std::string_view channel,
                                         std::string_view payload) {
-  const std::size_t cap =
-      18 + pattern.size() + channel.size() + payload.size() + 3 * kBulkOverhead;
+  const std::size_t cap = 18 + pattern.size() + channel.size() + payload.size() + 3 * kBulkOverhead;
   PubSubFrame* f = allocate(cap);
   char* const begin = reinterpret_cast<char*>(f + 1);
   char* p = begin;
@@ -148,9 +147,9 @@ void PubSubRegistry::remove_all(SubscriberRef s, const SubscriptionSet& channels
   for (const auto& p : patterns) adjust(subscriptions_, false, remove(patterns_, p, s));
 }
 
-void PubSubRegistry::visit_receivers(std::string_view channel,
-                                     FunctionRef<void(SubscriberRef)> on_channel,
-                                     FunctionRef<void(std::string_view, SubscriberRef)> on_pattern) {
+void PubSubRegistry::visit_receivers(
+    std::string_view channel, FunctionRef<void(SubscriberRef)> on_channel,
+    FunctionRef<void(std::string_view, SubscriberRef)> on_pattern) {
   std::shared_lock lock(mu_);
   if (auto it = channels_.find(channel); it != channels_.end())
     for (const SubscriberRef& s : it->second) on_channel(s);
@@ -206,8 +205,8 @@ std::int64_t publish(Server& server, Worker& self, std::string_view channel,
   const unsigned n = server.num_workers();
   if (f.remote.size() < n) f.remote.resize(n);
   std::int64_t receivers = 0;
-  PubSubFrame* frame = nullptr;       // the frame being filled
-  std::uint32_t frame_remote = 0;     // its envelopes on other workers
+  PubSubFrame* frame = nullptr;    // the frame being filled
+  std::uint32_t frame_remote = 0;  // its envelopes on other workers
   auto finish_frame = [&] {
     if (frame == nullptr) return;
     frame->set_refs(1 + frame_remote);  // + the publisher's reference, dropped below

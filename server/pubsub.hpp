@@ -32,8 +32,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <set>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -138,8 +138,8 @@ class PubSubRegistry {
   static bool remove(Map& m, std::string_view name, SubscriberRef s);
 
   mutable std::shared_mutex mu_;
-  Map channels_;  // channel → subscribers (non-empty vectors only)
-  Map patterns_;  // pattern → subscribers (non-empty vectors only)
+  Map channels_;                               // channel → subscribers (non-empty vectors only)
+  Map patterns_;                               // pattern → subscribers (non-empty vectors only)
   std::atomic<std::size_t> subscriptions_{0};  // invariant 2; written under mu_ (exclusive)
 };
 

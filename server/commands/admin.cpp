@@ -184,7 +184,8 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
                 static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
                 c.name.c_str(), static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle),
                 is_pubsub_client(c) ? "P" : "N", c.sub.load(std::memory_order_relaxed),
-                c.psub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed), c.obuf.load(std::memory_order_relaxed),
+                c.psub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
+                c.obuf.load(std::memory_order_relaxed),
                 last_cmd_name(c), c.lib_name.c_str(), c.lib_ver.c_str(),
                 c.worker);
   return buf;
@@ -887,9 +888,11 @@ void time_cmd(CommandContext& ctx) {
 
 constexpr std::uint32_t kConn = kNoAuth | kLoading | kStale | kFast;
 const CommandSpec kAdminCommands[] = {
-    {"ping", -1, kFast | kSubscriberContext, ping_cmd, 0, 0, 0, "connection", "Ping the server", "[message]"},
+    {"ping", -1, kFast | kSubscriberContext, ping_cmd, 0, 0, 0, "connection", "Ping the server",
+     "[message]"},
     {"echo", 2, kFast, echo_cmd, 0, 0, 0, "connection", "Echo the given string", "message"},
-    {"quit", -1, kConn | kSubscriberContext, quit_cmd, 0, 0, 0, "connection", "Close the connection", ""},
+    {"quit", -1, kConn | kSubscriberContext, quit_cmd, 0, 0, 0, "connection",
+     "Close the connection", ""},
     {"hello", -1, kConn, hello_cmd, 0, 0, 0, "connection",
      "Handshake with the server (RESP2 only for now)",
      "[protover [AUTH username password] [SETNAME clientname]]", "6.0.0"},

@@ -5,11 +5,12 @@
 // A connection's subscriptions change only on its own worker (these handlers), together with
 // the process-wide registry (pubsub.hpp, invariant 1). While a connection holds any
 // subscription, dispatch() allows only the commands flagged kSubscriberContext.
+#include "server/pubsub.hpp"
+
 #include <string>
 #include <vector>
 
 #include "server/commands/common.hpp"
-#include "server/pubsub.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -26,7 +27,9 @@ void reply_subscription(CommandContext& ctx, std::string_view kind, const std::s
   ctx.reply.integer(static_cast<std::int64_t>(ctx.conn.subscriptions()));
 }
 
-SubscriberRef self_ref(CommandContext& ctx) { return {ctx.worker.index(), ctx.conn.id}; }
+SubscriberRef self_ref(CommandContext& ctx) {
+  return {ctx.worker.index(), ctx.conn.id};
+}
 
 void subscribe_cmd(CommandContext& ctx) {
   for (std::size_t i = 1; i < ctx.argc(); ++i) {
@@ -82,8 +85,12 @@ void unsubscribe_common(CommandContext& ctx, bool patterns) {
   }
 }
 
-void unsubscribe_cmd(CommandContext& ctx) { unsubscribe_common(ctx, false); }
-void punsubscribe_cmd(CommandContext& ctx) { unsubscribe_common(ctx, true); }
+void unsubscribe_cmd(CommandContext& ctx) {
+  unsubscribe_common(ctx, false);
+}
+void punsubscribe_cmd(CommandContext& ctx) {
+  unsubscribe_common(ctx, true);
+}
 
 void publish_cmd(CommandContext& ctx) {
   ctx.reply.integer(publish(ctx.server, ctx.worker, ctx.arg(1), ctx.arg(2)));
@@ -188,6 +195,8 @@ const CommandSpec kPubSubCommands[] = {
 
 }  // namespace
 
-std::span<const CommandSpec> pubsub_commands() { return kPubSubCommands; }
+std::span<const CommandSpec> pubsub_commands() {
+  return kPubSubCommands;
+}
 
 }  // namespace kvlab::server
