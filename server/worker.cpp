@@ -368,7 +368,7 @@ void Worker::accept_all() {
     server_.clients().add(c->info);
     all_.insert(c);
     by_id_.emplace(c->id, c);
-    ++conns_;
+    conns_.store(conns_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     add_relaxed(server_.stats(index_).connections, 1);
   }
 }
@@ -495,7 +495,7 @@ void Worker::close_connection(Connection* c) {
   server_.release_client();
   all_.erase(c);
   by_id_.erase(c->id);
-  --conns_;
+  conns_.store(conns_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   delete c;
 }
 

@@ -96,7 +96,8 @@ class Worker {
   // Remembers that key expires at `at_ms`, for the active sweep. Stale entries are harmless: the
   // sweep re-checks the stored value before deleting.
   void track_expiry(std::string_view key, std::int64_t at_ms);
-  std::size_t connection_count() const { return conns_; }
+  // Any thread (INFO). Relaxed: a gauge written only by this worker.
+  std::size_t connection_count() const { return conns_.load(std::memory_order_relaxed); }
 
   // Any thread: hands a batch of pub/sub envelopes to this worker; never blocks, never drops.
   void post(PubSubBatch* batch);
@@ -129,7 +130,7 @@ class Worker {
   int epfd_ = -1, listen_fd_ = -1, wake_fd_ = -1;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  std::size_t conns_ = 0;
+  std::atomic<std::size_t> conns_{0};  // single writer: this worker
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::unordered_set<Connection*> all_;  // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
