@@ -40,6 +40,9 @@ enum CommandFlag : std::uint32_t {
   kStale = 1u << 7,
   kPubSub = 1u << 8,
   kMultiKeyPerKeyAtomic = 1u << 9,  // touches several keys; atomic per key, not as a whole
+  // Allowed while a RESP2 connection is subscribed: (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT,
+  // RESET (Redis's list); dispatch() refuses every other command there.
+  kSubscriberContext = 1u << 10,
 };
 
 // Everything a handler needs for one command.
@@ -82,6 +85,7 @@ std::span<const CommandSpec> set_commands();
 std::span<const CommandSpec> zset_commands();
 std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
+std::span<const CommandSpec> pubsub_commands();
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -40,7 +40,8 @@ std::string unknown_subcommand(std::string_view sub, std::string_view command_up
 }  // namespace err
 
 // Command lookup is on every request's path: an open-addressing table of 1024 slots keyed by an
-// FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it.
+// FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it; at most
+// half full (512 commands), so probe sequences stay short.
 struct CommandTable::Impl {
   static constexpr std::size_t kSlots = 1024;
   struct Slot {
@@ -63,7 +64,7 @@ struct CommandTable::Impl {
 
 CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
-                      hash_commands(), set_commands(), zset_commands()}) {
+                      hash_commands(), set_commands(), zset_commands(), pubsub_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -163,6 +164,15 @@ void dispatch(CommandContext& ctx) {
   if (!ctx.conn.authenticated && !(cmd->flags & kNoAuth)) {
     ctx.reply.error(err::kNoAuth);
     return;
+  }
+  if (!ctx.conn.channels.empty() || !ctx.conn.patterns.empty()) {
+    if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
+      ctx.reply.error(std::string("ERR Can't execute '") +
+                      CommandTable::instance().full_name(cmd) +
+                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                      "allowed in this context");
+      return;
+    }
   }
   if (ctx.conn.info)
     ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);

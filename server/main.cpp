@@ -72,6 +72,15 @@ int main(int argc, char** argv) {
   app.add_option("--backend", cfg.backend,
                  std::string("Keyspace backend (default: ") +
                      std::string(kvlab::default_map_backend()) + "; see --list-backends)");
+  app.add_option("--queue", cfg.queue,
+                 "Queue backend of the per-worker pub/sub inboxes (a queue/… name; see "
+                 "--list-backends)")
+      ->capture_default_str();
+  app.add_option("--queue-capacity", cfg.queue_capacity,
+                 "Capacity of each inbox for bounded queue backends (queue/cds-vyukov); a full "
+                 "inbox spills to an overflow list, nothing is dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 30));
   app.add_flag("--list-backends", list_backends, "Print the registered backends and exit");
   app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
       ->capture_default_str()
@@ -117,6 +126,32 @@ int main(int argc, char** argv) {
   if (traits->family == "queue") {
     std::fprintf(stderr, "kvlab-server: '%s' is a queue backend; the keyspace needs a map\n",
                  cfg.backend.c_str());
+    return 2;
+  }
+  // The pub/sub inboxes: any FIFO queue backend fits, single-consumer ones included, because each
+  // worker is the only consumer of its own inbox (any number of workers produce into it); a
+  // quasi-FIFO one (fifo = false) would reorder one publisher's messages, so it is refused.
+  const kvlab::BackendTraits* queue_traits = kvlab::find_backend(cfg.queue);
+  if (queue_traits == nullptr) {
+    std::fprintf(stderr,
+                 "kvlab-server: unknown queue backend '%s' for --queue (--list-backends shows "
+                 "them; queue backends are named queue/…)\n",
+                 cfg.queue.c_str());
+    return 2;
+  }
+  if (queue_traits->family != "queue") {
+    std::fprintf(stderr,
+                 "kvlab-server: --queue %s: '%s' is a %s backend, not a queue; --queue needs a "
+                 "queue/… backend (default queue/kvlab-mpsc)\n",
+                 cfg.queue.c_str(), cfg.queue.c_str(), std::string(queue_traits->family).c_str());
+    return 2;
+  }
+  if (!queue_traits->fifo) {
+    std::fprintf(stderr,
+                 "kvlab-server: --queue %s: the backend lacks the fifo capability (per-producer "
+                 "order), so pub/sub messages from one publisher could arrive out of order; use a "
+                 "FIFO queue such as queue/kvlab-mpsc\n",
+                 cfg.queue.c_str());
     return 2;
   }
   if (!traits->concurrent_erase && cfg.threads > 1) {
@@ -206,6 +241,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "backend: %s (%s, reclamation: %s)\n", traits->name.data(),
                std::string(kvlab::to_string(traits->progress)).c_str(),
                std::string(kvlab::to_string(traits->reclamation)).c_str());
+  std::fprintf(stderr, "queue: %s (%s%s, %s) for the per-worker pub/sub inboxes\n",
+               queue_traits->name.data(),
+               std::string(kvlab::to_string(queue_traits->progress)).c_str(),
+               queue_traits->single_consumer ? ", single consumer: each worker drains its own" : "",
+               queue_traits->bounded
+                   ? ("bounded to " + std::to_string(cfg.queue_capacity) + " + overflow list")
+                         .c_str()
+                   : "unbounded");
   std::fprintf(stderr, "threads: %u, mode: shared, placement: %s, allowed cpus: %s\n", cfg.threads,
                placement.c_str(), cpu_list_text(allowed).c_str());
   if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "server/object.hpp"
+#include "server/pubsub.hpp"
 #include "structures/any_keyspace.hpp"
 
 namespace kvlab::server {
@@ -34,7 +35,17 @@ struct Config {
   std::string placement = "none";
   std::string smt = "auto";
   bool protected_mode = true;
+  std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
+  std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
 };
+
+// One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when
+// above `soft` for `soft_seconds`. Zero disables a limit.
+struct ObufLimit {
+  std::uint64_t hard = 0, soft = 0, soft_seconds = 0;
+};
+// Redis's default for pubsub clients: 32mb 8mb 60.
+inline constexpr ObufLimit kDefaultPubSubObufLimit{32ull << 20, 8ull << 20, 60};
 
 // Sizes and limits of the connection layer (Redis's defaults where Redis has one).
 inline constexpr std::size_t kQueryBufferLimit = 1024ull * 1024 * 1024;  // client-query-buffer-limit
@@ -57,6 +68,7 @@ struct ClientInfo {
   std::atomic<std::int64_t> last_ms{0};
   std::atomic<const CommandSpec*> last_cmd{nullptr};  // relaxed: shown by CLIENT LIST only
   std::atomic<std::size_t> qbuf{0}, obuf{0};
+  std::atomic<std::uint32_t> sub{0}, psub{0};  // relaxed: subscriptions, for CLIENT LIST
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };
@@ -88,6 +100,11 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> commands{0}, hits{0}, misses{0}, expired{0}, errors{0};
   std::atomic<std::uint64_t> net_in{0}, net_out{0}, connections{0};
   std::atomic<std::uint64_t> expiry_index{0};  // entries in the worker's expiry heap
+  // Pub/sub, written only by the owning worker (relaxed counters/gauges for INFO).
+  std::atomic<std::uint64_t> pubsub_clients{0};    // connections with >= 1 subscription
+  std::atomic<std::uint64_t> pubsub_delivered{0};  // messages appended to subscriber output
+  std::atomic<std::uint64_t> pubsub_dropped{0};    // messages whose connection had closed
+  std::atomic<std::uint64_t> obuf_limit_closes{0}; // subscribers disconnected by the limit
   std::atomic<int> cpu{-1};                    // CPU the worker last reported running on
 };
 
@@ -141,10 +158,28 @@ class Server {
   std::uint64_t total_commands();
   std::uint64_t stat_rejected_or_zero() const { return rejected_.load(std::memory_order_relaxed); }
 
+  PubSubRegistry& pubsub() { return pubsub_; }
+  // The pubsub class of client-output-buffer-limit (CONFIG SET may change it at any time).
+  ObufLimit pubsub_obuf_limit() const {
+    // relaxed: three independent settings; a delivery that mixes an old and a new one is harmless.
+    return {pubsub_hard_.load(std::memory_order_relaxed),
+            pubsub_soft_.load(std::memory_order_relaxed),
+            pubsub_soft_secs_.load(std::memory_order_relaxed)};
+  }
+  void set_pubsub_obuf_limit(ObufLimit l) {
+    pubsub_hard_.store(l.hard, std::memory_order_relaxed);
+    pubsub_soft_.store(l.soft, std::memory_order_relaxed);
+    pubsub_soft_secs_.store(l.soft_seconds, std::memory_order_relaxed);
+  }
+
  private:
   Config config_;
   std::unique_ptr<Keyspace> ks_;
   std::string backend_name_;
+  PubSubRegistry pubsub_;  // declared before workers_: outlives them
+  std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
+  std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};
+  std::atomic<std::uint64_t> pubsub_soft_secs_{kDefaultPubSubObufLimit.soft_seconds};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<WorkerStats[]> stats_;
   ClientRegistry clients_;

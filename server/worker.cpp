@@ -20,6 +20,7 @@
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
 #include "server/errors.hpp"
+#include "server/keyspace_factory.hpp"
 #include "server/reply.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -35,6 +36,8 @@ char g_listen_tag;
 char g_wake_tag;
 
 constexpr int kMaxEvents = 256;
+// Inbox batches delivered per loop iteration before the worker serves sockets again.
+constexpr int kMaxDrainBatches = 4096;
 constexpr std::size_t kShrinkAbove = 1024 * 1024;
 
 std::string sockaddr_text(const sockaddr_storage& sa) {
@@ -100,7 +103,17 @@ Worker::Worker(Server& server, unsigned index) : server_(server), index_(index) 
 
 Worker::~Worker() {
   join();
+  // The thread has ended: this is now the inbox's only consumer. Undelivered messages are freed.
+  if (inbox_) {
+    while (void* p = inbox_->try_pop()) PubSubBatch::destroy(static_cast<PubSubBatch*>(p), true);
+  }
+  {
+    std::lock_guard<std::mutex> lock(overflow_mu_);
+    for (void* p : overflow_) PubSubBatch::destroy(static_cast<PubSubBatch*>(p), true);
+    overflow_.clear();
+  }
   for (Connection* c : all_) {
+    pubsub_forget(server_, index_, *c);
     ::close(c->fd);
     if (c->info) server_.clients().remove(c->id);
     server_.release_client();
@@ -147,6 +160,12 @@ bool Worker::open(std::string* error) {
     *error = "cannot listen on " + where + ": " + std::strerror(errno);
     return false;
   }
+  inbox_ = make_message_queue(cfg.queue, cfg.queue_capacity);
+  if (!inbox_) {
+    *error = "cannot create the pub/sub inbox on queue backend '" + cfg.queue + "'";
+    return false;
+  }
+  inbox_bounded_ = inbox_->traits().bounded;
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epfd_ < 0 || wake_fd_ < 0) {
@@ -231,6 +250,7 @@ void Worker::run() {
     reclaim::offline();
     const int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     reclaim::online();
+    bool woken = false;
     if (n < 0 && errno != EINTR) {
       std::fprintf(stderr, "kvlab-server: worker %u: epoll_wait: %s\n", index_,
                    std::strerror(errno));
@@ -247,6 +267,7 @@ void Worker::run() {
       } else if (tag == &g_wake_tag) {
         std::uint64_t v = 0;
         [[maybe_unused]] ssize_t r = ::read(wake_fd_, &v, sizeof v);
+        woken = true;
       } else {
         auto* c = static_cast<Connection*>(tag);
         try {
@@ -260,6 +281,10 @@ void Worker::run() {
         }
       }
     }
+    // After the event batch, so that no event of this batch refers to a connection that a
+    // delivery closes (the output limit): closing happens in flush_touched(), below.
+    if (woken) drain_inbox();
+    if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
     if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
     server_.sample_ops(now);
@@ -342,7 +367,8 @@ void Worker::accept_all() {
     c->interest = EPOLLIN;
     server_.clients().add(c->info);
     all_.insert(c);
-    ++conns_;
+    by_id_.emplace(c->id, c);
+    conns_.store(conns_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     add_relaxed(server_.stats(index_).connections, 1);
   }
 }
@@ -463,12 +489,148 @@ void Worker::update_interest(Connection& c) {
 }
 
 void Worker::close_connection(Connection* c) {
+  pubsub_forget(server_, index_, *c);
   ::close(c->fd);  // also removes it from the epoll set
   server_.clients().remove(c->id);
   server_.release_client();
   all_.erase(c);
-  --conns_;
+  by_id_.erase(c->id);
+  conns_.store(conns_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   delete c;
+}
+
+void Worker::post(PubSubBatch* batch) {
+  // Order per producer: once a batch went to the overflow list, this producer's later batches
+  // must not overtake it through the queue. overflowed_ stays set until the consumer has taken the
+  // list, and a producer that set it reads it back (same thread), so its later batches follow it
+  // into the list. A bounded queue may hold an earlier batch of this producer behind another
+  // producer's unfinished push (a claimed, unfilled cell), so the consumer takes the list only
+  // when no producer is inside push() (in_flight_ == 0) and the queue then reads empty.
+  if (inbox_bounded_) {
+    // seq_cst (with the loads in drain_inbox): a producer that enters after the consumer saw
+    // in_flight_ == 0 also sees overflowed_ set and goes to the list.
+    in_flight_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  const bool queued = !overflowed_.load(std::memory_order_seq_cst) && inbox_->push(batch);
+  if (!queued) {
+    std::lock_guard<std::mutex> lock(overflow_mu_);
+    overflow_.push_back(batch);
+    overflowed_.store(true, std::memory_order_seq_cst);
+    overflow_total_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  }
+  // release: pairs with the consumer's acquire load; our push is complete.
+  if (inbox_bounded_) in_flight_.fetch_sub(1, std::memory_order_release);
+  // acq_rel: the consumer clears pending_ with an acq_rel exchange before it drains; if we read
+  // true, the thread that set it will write the eventfd (or did), and the drain that follows
+  // its clear synchronizes with this exchange, so it sees our push. Only the false→true flip
+  // writes the eventfd: one wake-up per drain however many publishers post.
+  if (!pending_.exchange(true, std::memory_order_acq_rel)) wake();
+}
+
+void Worker::drain_inbox() {
+  // acq_rel: see post(). Cleared before popping, so a push after our last pop wakes us again.
+  pending_.exchange(false, std::memory_order_acq_rel);
+  auto rearm = [this] {
+    // More work than one iteration's share: come back after serving sockets.
+    pending_.store(true, std::memory_order_relaxed);  // relaxed: we wake ourselves just below
+    wake();
+  };
+  int budget = kMaxDrainBatches;
+  while (void* p = inbox_->try_pop()) {
+    deliver_batch(p);
+    if (--budget == 0) return rearm();
+  }
+  if (!overflowed_.load(std::memory_order_seq_cst)) return;
+  if (in_flight_.load(std::memory_order_seq_cst) != 0) return rearm();
+  // Batches whose push finished before in_flight_ read 0 precede the list's batches.
+  while (void* p = inbox_->try_pop()) {
+    deliver_batch(p);
+    if (--budget == 0) return rearm();
+  }
+  std::vector<void*> items;
+  {
+    std::lock_guard<std::mutex> lock(overflow_mu_);
+    items.swap(overflow_);
+    overflowed_.store(false, std::memory_order_seq_cst);
+  }
+  for (void* p : items) deliver_batch(p);
+}
+
+void Worker::deliver_batch(void* p) {
+  auto* b = static_cast<PubSubBatch*>(p);
+  for (std::uint32_t i = 0; i < b->count; ++i) {
+    PubSubEnvelope& e = b->items()[i];
+    deliver(e.conn, e.frame->bytes());
+    e.frame->release();
+  }
+  PubSubBatch::destroy(b, false);
+}
+
+void Worker::deliver(std::uint64_t id, std::string_view bytes) {
+  auto it = by_id_.find(id);
+  WorkerStats& st = server_.stats(index_);
+  if (it == by_id_.end()) {
+    bump(st.pubsub_dropped);  // the subscriber closed before delivery
+    return;
+  }
+  Connection& c = *it->second;
+  if (c.close_after_reply) return;  // QUIT, or already over the limit: Redis drops it too
+  c.out.append(bytes);
+  bump(st.pubsub_delivered);
+  const ObufLimit lim = server_.pubsub_obuf_limit();
+  const std::size_t used = c.out.size();
+  bool over = lim.hard != 0 && used >= lim.hard;
+  if (!over && lim.soft != 0 && used >= lim.soft) {
+    const std::int64_t now = wall_ms();
+    if (c.obuf_soft_since_ms == 0) {
+      c.obuf_soft_since_ms = now;
+    } else if (now - c.obuf_soft_since_ms >= static_cast<std::int64_t>(lim.soft_seconds) * 1000) {
+      over = true;
+    }
+  } else if (!over) {
+    c.obuf_soft_since_ms = 0;
+  }
+  if (over) {
+    std::fprintf(stderr,
+                 "kvlab-server: closing client %llu (%s): pubsub output buffer limit reached "
+                 "(%zu bytes pending)\n",
+                 static_cast<unsigned long long>(c.id), c.info->addr.c_str(), used);
+    c.out.consume(c.out.size());
+    c.close_after_reply = true;
+    bump(st.obuf_limit_closes);
+  }
+  if (!c.touched) {
+    c.touched = true;
+    touched_.push_back(c.id);
+  }
+}
+
+void Worker::flush_touched() {
+  // flush() may close a connection (and free it): look each one up by id.
+  std::vector<std::uint64_t> ids;
+  ids.swap(touched_);
+  for (std::uint64_t id : ids) {
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) continue;
+    it->second->touched = false;
+    flush(*it->second);
+  }
+  if (touched_.empty()) {  // flush() never delivers, so nothing was added: keep the capacity
+    ids.clear();
+    touched_.swap(ids);
+  }
+}
+
+void Connection::update_pubsub_counts(Server& server, unsigned worker) {
+  info->sub.store(static_cast<std::uint32_t>(channels.size()), std::memory_order_relaxed);
+  info->psub.store(static_cast<std::uint32_t>(patterns.size()), std::memory_order_relaxed);
+  const bool now = subscriptions() > 0;
+  if (now == counted_pubsub) return;
+  counted_pubsub = now;
+  std::atomic<std::uint64_t>& n = server.stats(worker).pubsub_clients;
+  // Single writer (the owning worker); relaxed: a gauge read by INFO.
+  n.store(n.load(std::memory_order_relaxed) + (now ? 1 : std::uint64_t(-1)),
+          std::memory_order_relaxed);
 }
 
 void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {

@@ -10,20 +10,36 @@
 // Idle workers sleep in epoll_wait; the only timed wake-ups are for keys whose expiry time comes
 // due (the active expiry sweep), never a busy poll.
 //
-// Thread safety: everything here belongs to the worker's thread, except the eventfd used to wake
-// it (wake()), which any thread may write.
+// Pub/sub delivery: each worker owns an inbox (a MessageQueue on the `--queue` backend) that
+// publishers on other workers push PubSubBatch pointers into (post()); the worker is the inbox's
+// only consumer. A publisher writes the worker's eventfd only when it flips `pending_` from false
+// to true, so a burst of publishes costs one wake-up per drain, not one per message. The loop
+// drains the inbox after each batch of events (bounded work per iteration), appends each message
+// to the connection with the envelope's id (dropping it when the connection has closed), and
+// flushes the connections it touched. A bounded backend may refuse a push: the batch then goes to
+// a mutex-protected overflow list, drained after the queue (see post() for how order is kept).
+// Deliveries ignore the read pause (kOutputPauseBytes); instead a subscriber whose unsent output
+// passes the pubsub client-output-buffer-limit is disconnected, so publishers never wait.
+//
+// Thread safety: everything here belongs to the worker's thread, except wake(), stop() and
+// post(), which any thread may call.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <queue>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "server/buffer.hpp"
+#include "server/message_queue.hpp"
+#include "server/pubsub.hpp"
 #include "server/resp_parser.hpp"
 #include "server/server.hpp"
 
@@ -40,6 +56,15 @@ struct Connection {
   std::uint32_t interest = 0;      // epoll events currently registered
   std::shared_ptr<ClientInfo> info;
   std::vector<std::string_view> argv;  // scratch, reused across commands
+
+  // Pub/sub (pubsub.hpp invariant 1: mirrored in the registry).
+  SubscriptionSet channels, patterns;
+  std::size_t subscriptions() const { return channels.size() + patterns.size(); }
+  bool counted_pubsub = false;       // counted in WorkerStats::pubsub_clients
+  bool touched = false;              // in the worker's list of connections to flush
+  std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
+  // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.
+  void update_pubsub_counts(Server& server, unsigned worker);
 
   // SCAN's per-connection snapshot: keys with hash >= `next`, sorted by hash (see keys.cpp).
   struct ScanCache {
@@ -71,7 +96,17 @@ class Worker {
   // Remembers that key expires at `at_ms`, for the active sweep. Stale entries are harmless: the
   // sweep re-checks the stored value before deleting.
   void track_expiry(std::string_view key, std::int64_t at_ms);
-  std::size_t connection_count() const { return conns_; }
+  // Any thread (INFO). Relaxed: a gauge written only by this worker.
+  std::size_t connection_count() const { return conns_.load(std::memory_order_relaxed); }
+
+  // Any thread: hands a batch of pub/sub envelopes to this worker; never blocks, never drops.
+  void post(PubSubBatch* batch);
+  // Worker thread: appends a pub/sub push to connection `id`'s output (dropped when it has
+  // closed), enforcing the pubsub output limit, and schedules a flush.
+  void deliver(std::uint64_t id, std::string_view bytes);
+  const BackendTraits& queue_traits() const { return inbox_->traits(); }
+  std::size_t inbox_size() { return inbox_->size_approx(); }
+  std::uint64_t inbox_overflows() const { return overflow_total_.load(std::memory_order_relaxed); }
 
  private:
   void run();
@@ -86,15 +121,31 @@ class Worker {
   int next_timeout_ms(std::int64_t now_ms) const;
   void drain_and_close_all();
   void resume_accept();
+  void drain_inbox();
+  void deliver_batch(void* batch);
+  void flush_touched();
 
   Server& server_;
   unsigned index_;
   int epfd_ = -1, listen_fd_ = -1, wake_fd_ = -1;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  std::size_t conns_ = 0;
+  std::atomic<std::size_t> conns_{0};  // single writer: this worker
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::unordered_set<Connection*> all_;  // every open connection, for shutdown
+  std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
+  std::vector<std::uint64_t> touched_;  // connections given pub/sub output since the last flush
+
+  // The pub/sub inbox (see the file comment). pending_ sits on its own cache line: every
+  // publisher to this worker writes it.
+  std::unique_ptr<MessageQueue> inbox_;
+  bool inbox_bounded_ = false;
+  alignas(64) std::atomic<bool> pending_{false};
+  alignas(64) std::atomic<std::uint32_t> in_flight_{0};  // bounded inboxes: producers in push()
+  std::atomic<bool> overflowed_{false};                   // overflow_ may be non-empty
+  std::mutex overflow_mu_;
+  std::vector<void*> overflow_;  // guarded by overflow_mu_
+  std::atomic<std::uint64_t> overflow_total_{0};
 
   struct ExpiryEntry {
     std::int64_t at_ms;

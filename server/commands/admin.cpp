@@ -29,6 +29,11 @@ constexpr std::string_view kRedisCompatVersion = "7.0.0";
 void ping_cmd(CommandContext& ctx) {
   if (ctx.argc() > 2) {
     ctx.reply.error(err::wrong_arity("ping"));
+  } else if (ctx.conn.subscriptions() > 0) {
+    // RESP2 subscriber mode: a push-shaped reply, so that it cannot be mistaken for a message.
+    ctx.reply.array(2);
+    ctx.reply.bulk("pong");
+    ctx.reply.bulk(ctx.argc() == 2 ? ctx.arg(1) : std::string_view());
   } else if (ctx.argc() == 2) {
     ctx.reply.bulk(ctx.arg(1));
   } else {
@@ -162,19 +167,25 @@ const char* last_cmd_name(const ClientInfo& c) {
   return cmd == nullptr ? "NULL" : CommandTable::instance().full_name(cmd);
 }
 
+bool is_pubsub_client(const ClientInfo& c) {
+  return c.sub.load(std::memory_order_relaxed) + c.psub.load(std::memory_order_relaxed) > 0;
+}
+
 std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   // REQUIRES: the registry lock is held (name, lib_name, lib_ver).
   const std::int64_t age = (now_ms - c.created_ms) / 1000;
   const std::int64_t idle = (now_ms - c.last_ms.load(std::memory_order_relaxed)) / 1000;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=0 sub=0 "
-                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
+                "psub=%u ssub=0 multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
                 "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=2 "
                 "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
                 static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
                 c.name.c_str(), static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle),
-                c.qbuf.load(std::memory_order_relaxed), c.obuf.load(std::memory_order_relaxed),
+                is_pubsub_client(c) ? "P" : "N", c.sub.load(std::memory_order_relaxed),
+                c.psub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
+                c.obuf.load(std::memory_order_relaxed),
                 last_cmd_name(c), c.lib_name.c_str(), c.lib_ver.c_str(),
                 c.worker);
   return buf;
@@ -221,16 +232,17 @@ void client_setinfo_cmd(CommandContext& ctx) {
 }
 
 void client_list_cmd(CommandContext& ctx) {
-  bool only_normal = true;
+  enum { kAll, kNormal, kPubSubOnly, kNone } type = kAll;
   std::vector<std::uint64_t> ids;
   for (std::size_t i = 2; i < ctx.argc(); ++i) {
     if (iequals(ctx.arg(i), "type") && i + 1 < ctx.argc()) {
       const std::string_view t = ctx.arg(++i);
       if (iequals(t, "normal")) {
-        only_normal = true;
-      } else if (iequals(t, "master") || iequals(t, "replica") || iequals(t, "pubsub") ||
-                 iequals(t, "slave")) {
-        only_normal = false;
+        type = kNormal;
+      } else if (iequals(t, "pubsub")) {
+        type = kPubSubOnly;
+      } else if (iequals(t, "master") || iequals(t, "replica") || iequals(t, "slave")) {
+        type = kNone;
       } else {
         ctx.reply.error("ERR Unknown client type '" + std::string(t) + "'");
         return;
@@ -250,9 +262,11 @@ void client_list_cmd(CommandContext& ctx) {
     }
   }
   std::string out;
-  if (only_normal) {
+  if (type != kNone) {
     ctx.server.clients().for_each([&](const ClientInfo& c) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), c.id) == ids.end()) return;
+      if (type == kNormal && is_pubsub_client(c)) return;
+      if (type == kPubSubOnly && !is_pubsub_client(c)) return;
       out += client_line(c, ctx.now_ms);
     });
   }
@@ -423,6 +437,85 @@ ConfigParam soft_param(std::string_view name) {
           }};
 }
 
+// client-output-buffer-limit: three classes as in Redis; only the pubsub class is enforced (the
+// normal class relies on the read pause, see worker.hpp), the others are remembered for GET.
+std::mutex g_obuf_mu;
+ObufLimit g_obuf_normal{0, 0, 0};
+ObufLimit g_obuf_replica{256ull << 20, 64ull << 20, 60};
+
+// Redis's memtoull: digits with an optional k/kb/m/mb/g/gb unit (case-insensitive).
+bool parse_mem(std::string_view s, std::uint64_t* out) {
+  std::size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i == 0 || i > 18) return false;
+  std::uint64_t v = 0;
+  for (std::size_t k = 0; k < i; ++k) v = v * 10 + static_cast<std::uint64_t>(s[k] - '0');
+  const std::string unit = lower_name(s.substr(i));
+  std::uint64_t mul = 1;
+  if (unit.empty() || unit == "b") mul = 1;
+  else if (unit == "k") mul = 1000;
+  else if (unit == "kb") mul = 1024;
+  else if (unit == "m") mul = 1000 * 1000;
+  else if (unit == "mb") mul = 1024 * 1024;
+  else if (unit == "g") mul = 1000ull * 1000 * 1000;
+  else if (unit == "gb") mul = 1024ull * 1024 * 1024;
+  else return false;
+  *out = v * mul;
+  return true;
+}
+
+std::string obuf_limit_text(Server& s) {
+  auto one = [](std::string_view cls, const ObufLimit& l) {
+    return std::string(cls) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
+           std::to_string(l.soft_seconds);
+  };
+  std::lock_guard<std::mutex> lock(g_obuf_mu);
+  return one("normal", g_obuf_normal) + " " + one("slave", g_obuf_replica) + " " +
+         one("pubsub", s.pubsub_obuf_limit());
+}
+
+bool set_obuf_limit(Server& s, std::string_view v, std::string* why) {
+  std::vector<std::string_view> words;
+  for (std::size_t i = 0; i < v.size();) {
+    while (i < v.size() && v[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < v.size() && v[j] != ' ') ++j;
+    if (j > i) words.push_back(v.substr(i, j - i));
+    i = j;
+  }
+  if (words.size() % 4 != 0) {
+    *why = "Wrong number of arguments in buffer limit configuration.";
+    return false;
+  }
+  std::vector<std::pair<int, ObufLimit>> todo;  // 0 normal, 1 replica, 2 pubsub
+  for (std::size_t i = 0; i < words.size(); i += 4) {
+    int cls = -1;
+    if (iequals(words[i], "normal")) cls = 0;
+    if (iequals(words[i], "replica") || iequals(words[i], "slave")) cls = 1;
+    if (iequals(words[i], "pubsub")) cls = 2;
+    if (cls < 0) {
+      *why = "Invalid client class specified in buffer limit configuration.";
+      return false;
+    }
+    ObufLimit l;
+    std::int64_t secs = 0;
+    if (!parse_mem(words[i + 1], &l.hard) || !parse_mem(words[i + 2], &l.soft) ||
+        !parse_i64(words[i + 3], &secs) || secs < 0) {
+      *why = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+      return false;
+    }
+    l.soft_seconds = static_cast<std::uint64_t>(secs);
+    todo.emplace_back(cls, l);
+  }
+  std::lock_guard<std::mutex> lock(g_obuf_mu);
+  for (const auto& [cls, l] : todo) {
+    if (cls == 0) g_obuf_normal = l;
+    if (cls == 1) g_obuf_replica = l;
+    if (cls == 2) s.set_pubsub_obuf_limit(l);
+  }
+  return true;
+}
+
 const std::vector<ConfigParam>& config_params() {
   static const std::vector<ConfigParam> params = [] {
     std::vector<ConfigParam> p;
@@ -470,7 +563,10 @@ const std::vector<ConfigParam>& config_params() {
                    return std::string(getcwd(buf, sizeof buf) != nullptr ? buf : "");
                  },
                  nullptr});
+    p.push_back({"client-output-buffer-limit", [](Server& s) { return obuf_limit_text(s); },
+                 set_obuf_limit});
     p.push_back({"kvlab-backend", [](Server& s) { return std::string(s.backend_name()); }, nullptr});
+    p.push_back({"kvlab-queue", [](Server& s) { return s.config().queue; }, nullptr});
     p.push_back({"kvlab-threads", [](Server& s) { return std::to_string(s.num_workers()); }, nullptr});
     p.push_back({"kvlab-placement", [](Server& s) { return s.config().placement; }, nullptr});
     for (const auto& [name, value] : g_soft) p.push_back(soft_param(name));
@@ -594,7 +690,8 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
   };
   const std::int64_t uptime = (ctx.now_ms - s.start_ms()) / 1000;
   std::uint64_t commands = 0, hits = 0, misses = 0, expired = 0, errors = 0, net_in = 0,
-                net_out = 0, conns = 0, expiry_index = 0;
+                net_out = 0, conns = 0, expiry_index = 0, pubsub_clients = 0, delivered = 0,
+                dropped = 0, obuf_closes = 0;
   for (unsigned i = 0; i < s.num_workers(); ++i) {
     WorkerStats& w = s.stats(i);
     commands += w.commands.load(std::memory_order_relaxed);
@@ -606,6 +703,10 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
     net_out += w.net_out.load(std::memory_order_relaxed);
     conns += w.connections.load(std::memory_order_relaxed);
     expiry_index += w.expiry_index.load(std::memory_order_relaxed);
+    pubsub_clients += w.pubsub_clients.load(std::memory_order_relaxed);
+    delivered += w.pubsub_delivered.load(std::memory_order_relaxed);
+    dropped += w.pubsub_dropped.load(std::memory_order_relaxed);
+    obuf_closes += w.obuf_limit_closes.load(std::memory_order_relaxed);
   }
   if (want("server", true)) {
     section("Server");
@@ -626,7 +727,8 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
     section("Clients");
     o << "connected_clients:" << s.connected_clients() << "\r\n"
       << "maxclients:" << s.maxclients() << "\r\n"
-      << "blocked_clients:0\r\n";
+      << "blocked_clients:0\r\n"
+      << "pubsub_clients:" << pubsub_clients << "\r\n";
   }
   if (want("memory", true)) {
     section("Memory");
@@ -664,6 +766,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       << "evicted_keys:0\r\n"
       << "keyspace_hits:" << hits << "\r\n"
       << "keyspace_misses:" << misses << "\r\n"
+      << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
+      << "pubsub_patterns:" << s.pubsub().pattern_count() << "\r\n"
+      << "client_output_buffer_limit_disconnections:" << obuf_closes << "\r\n"
       << "total_error_replies:" << errors << "\r\n";
   }
   if (want("replication", true)) {
@@ -708,6 +813,14 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       << "kvlab_threads:" << s.num_workers() << "\r\n"
       << "kvlab_placement:" << s.config().placement << "\r\n"
       << "kvlab_expiry_index_entries:" << expiry_index << "\r\n";
+    if (s.num_workers() > 0) {
+      const BackendTraits& q = s.worker(0).queue_traits();
+      o << "kvlab_queue:" << q.name << "\r\n"
+        << "kvlab_queue_progress:" << to_string(q.progress) << "\r\n"
+        << "kvlab_queue_bounded:" << (q.bounded ? 1 : 0) << "\r\n";
+    }
+    o << "kvlab_pubsub_delivered:" << delivered << "\r\n"
+      << "kvlab_pubsub_dropped_closed:" << dropped << "\r\n";
     const reclaim::Stats rs = reclaim::stats();
     o << "kvlab_epoch_global:" << rs.global_epoch << "\r\n"
       << "kvlab_epoch_lag:" << rs.epoch_lag << "\r\n"
@@ -719,7 +832,10 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       o << "kvlab_worker" << i << ":cpu=" << w.cpu.load(std::memory_order_relaxed)
         << ",ops=" << w.commands.load(std::memory_order_relaxed)
         << ",connections=" << s.worker(i).connection_count()
-        << ",expired=" << w.expired.load(std::memory_order_relaxed);
+        << ",expired=" << w.expired.load(std::memory_order_relaxed)
+        << ",pubsub_clients=" << w.pubsub_clients.load(std::memory_order_relaxed)
+        << ",inbox=" << s.worker(i).inbox_size()
+        << ",inbox_overflows=" << s.worker(i).inbox_overflows();
       if (i < s.worker_placement().size()) o << ",placement=" << s.worker_placement()[i];
       o << "\r\n";
     }
@@ -775,9 +891,11 @@ void time_cmd(CommandContext& ctx) {
 
 constexpr std::uint32_t kConn = kNoAuth | kLoading | kStale | kFast;
 const CommandSpec kAdminCommands[] = {
-    {"ping", -1, kFast, ping_cmd, 0, 0, 0, "connection", "Ping the server", "[message]"},
+    {"ping", -1, kFast | kSubscriberContext, ping_cmd, 0, 0, 0, "connection", "Ping the server",
+     "[message]"},
     {"echo", 2, kFast, echo_cmd, 0, 0, 0, "connection", "Echo the given string", "message"},
-    {"quit", -1, kConn, quit_cmd, 0, 0, 0, "connection", "Close the connection", ""},
+    {"quit", -1, kConn | kSubscriberContext, quit_cmd, 0, 0, 0, "connection",
+     "Close the connection", ""},
     {"hello", -1, kConn, hello_cmd, 0, 0, 0, "connection",
      "Handshake with the server (RESP2 only for now)",
      "[protover [AUTH username password] [SETNAME clientname]]", "6.0.0"},
