@@ -140,8 +140,29 @@ const CommandSpec* CommandTable::find_sub(const CommandSpec& parent, std::string
   return nullptr;
 }
 
+// Pipelines repeat one command: each worker thread remembers the last name it looked up, byte for
+// byte (case included), and skips the lower-casing hash lookup when the next name is the same.
+const CommandSpec* find_cached(std::string_view name) {
+  struct Last {
+    char name[16];
+    std::size_t len = 0;
+    const CommandSpec* spec = nullptr;
+  };
+  thread_local Last last;
+  if (name.size() == last.len && last.spec != nullptr &&
+      std::memcmp(name.data(), last.name, name.size()) == 0)
+    return last.spec;
+  const CommandSpec* spec = CommandTable::instance().find(name);
+  if (spec != nullptr && name.size() <= sizeof last.name) {
+    std::memcpy(last.name, name.data(), name.size());
+    last.len = name.size();
+    last.spec = spec;
+  }
+  return spec;
+}
+
 void dispatch(CommandContext& ctx) {
-  const CommandSpec* cmd = CommandTable::instance().find(ctx.argv[0]);
+  const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
     ctx.reply.error(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
     return;

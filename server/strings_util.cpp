@@ -1,6 +1,7 @@
 // Implementations of strings_util.hpp; see there.
 #include "server/strings_util.hpp"
 
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -70,17 +71,8 @@ bool parse_double(std::string_view s, double* out) {
 }
 
 std::size_t format_i64(std::int64_t v, char* buf) {
-  char tmp[24];
-  std::size_t n = 0;
-  std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  do {
-    tmp[n++] = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u != 0);
-  std::size_t len = 0;
-  if (v < 0) buf[len++] = '-';
-  while (n > 0) buf[len++] = tmp[--n];
-  return len;
+  // std::to_chars: two digits per step from a table; every bulk header goes through here.
+  return static_cast<std::size_t>(std::to_chars(buf, buf + 20, v).ptr - buf);
 }
 
 std::string format_long_double_human(long double v) {
