@@ -808,7 +808,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
     o << "kvlab_backend:" << t.name << "\r\n"
       << "kvlab_backend_progress:" << to_string(t.progress) << "\r\n"
       << "kvlab_backend_reclamation:" << to_string(t.reclamation) << "\r\n"
-      << "kvlab_value_reclamation:refcount (values are immutable; the last reader frees)\r\n"
+      << "kvlab_value_reclamation:refcount (strings immutable, containers under their own lock; the last reference frees)\r\n"
       << "kvlab_mode:shared\r\n"
       << "kvlab_threads:" << s.num_workers() << "\r\n"
       << "kvlab_placement:" << s.config().placement << "\r\n"
