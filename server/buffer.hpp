@@ -56,7 +56,7 @@ class Buffer {
 
   void append(const char* p, std::size_t n) {
     reserve_tail(n);
-    std::memcpy(data_ + size_, p, n);
+    if (n != 0) std::memcpy(data_ + size_, p, n);  // p may be nullptr when n == 0
     size_ += n;
   }
   void append(std::string_view s) { append(s.data(), s.size()); }

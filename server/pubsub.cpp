@@ -21,7 +21,7 @@ char* put_bulk(char* p, std::string_view s) {
   p += format_i64(static_cast<std::int64_t>(s.size()), p);
   *p++ = '\r';
   *p++ = '\n';
-  std::memcpy(p, s.data(), s.size());
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold nullptr
   p += s.size();
   *p++ = '\r';
   *p++ = '\n';

@@ -22,7 +22,7 @@ class ReplyWriter {
   void simple(std::string_view s) {
     char* p = room(s.size() + 3);
     *p++ = '+';
-    std::memcpy(p, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold nullptr
     p += s.size();
     end_line(p);
   }
@@ -46,7 +46,7 @@ class ReplyWriter {
     p += format_i64(static_cast<std::int64_t>(s.size()), p);
     *p++ = '\r';
     *p++ = '\n';
-    std::memcpy(p, s.data(), s.size());
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold nullptr
     p += s.size();
     end_line(p);
   }

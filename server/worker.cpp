@@ -407,7 +407,14 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
       close_connection(c);  // peer closed, or a hard error: pending replies cannot be delivered
       return;
     }
-    if (!flush(*c)) return;
+    // The replies leave after the whole event batch (flush_touched() in run()), as Redis writes
+    // them before it sleeps: a client with many connections then wakes once per batch, not once
+    // per connection. flush() also updates the epoll interest and closes after QUIT/errors.
+    if (!c->touched) {
+      c->touched = true;
+      touched_.push_back(c->id);
+    }
+    return;
   }
   update_interest(*c);
 }

@@ -2,10 +2,11 @@
 // kernel hands to that listener. A connection lives on one worker for its whole life, so its
 // buffers and parser need no synchronization; workers share only the keyspace and the statistics.
 //
-// Per readiness event a connection does at most one read(), parses and executes every complete
-// command in its input buffer, and flushes all the replies with one write(). When the peer does not
-// read, unsent replies accumulate up to kOutputPauseBytes; then the worker stops reading from that
-// connection (backpressure through TCP) until the output drains.
+// Per readiness event a connection does at most one read() and parses and executes every complete
+// command in its input buffer; after the whole batch of events, each connection's replies leave
+// with one write() (as Redis writes before it sleeps, so a client wakes once per batch). When the
+// peer does not read, unsent replies accumulate up to kOutputPauseBytes; then the worker stops
+// reading from that connection (backpressure through TCP) until the output drains.
 //
 // Idle workers sleep in epoll_wait; the only timed wake-ups are for keys whose expiry time comes
 // due (the active expiry sweep), never a busy poll.
@@ -134,7 +135,7 @@ class Worker {
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::unordered_set<Connection*> all_;  // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
-  std::vector<std::uint64_t> touched_;  // connections given pub/sub output since the last flush
+  std::vector<std::uint64_t> touched_;  // connections with replies or pub/sub output to flush
 
   // The pub/sub inbox (see the file comment). pending_ sits on its own cache line: every
   // publisher to this worker writes it.

@@ -359,7 +359,7 @@ void setrange_cmd(CommandContext& ctx) {
     }
     new_len = std::max(base.size(), off + add.size());
     Object* o = Object::make_zeroed(new_len);
-    std::memcpy(o->bytes(), base.data(), base.size());
+    if (!base.empty()) std::memcpy(o->bytes(), base.data(), base.size());
     std::memcpy(o->bytes() + off, add.data(), add.size());
     return U::assign(Value{ObjectRef(o), v != nullptr ? v->expire_ms : 0});
   });
