@@ -74,6 +74,11 @@ class Container final : public ContainerBase {
 
 inline bool is_container(const Object& o) { return o.type() != ObjectType::kString; }
 
+// True for a container that was emptied and is being unlinked: every command treats it as absent.
+inline bool live_container_is_dead(const Value& v) {
+  return is_container(*v.obj) && static_cast<const ContainerBase*>(v.obj.get())->is_dead();
+}
+
 // The container behind a handle, or nullptr when it holds another type.
 template <class C>
 C* as_container(const ObjectRef& ref) {

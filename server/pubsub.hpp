@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "structures/common/function_ref.hpp"
+#include "structures/common/hash.hpp"
 
 namespace kvlab::server {
 
@@ -129,11 +130,8 @@ class PubSubRegistry {
   std::size_t pattern_count() const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  using Map = std::unordered_map<std::string, std::vector<SubscriberRef>, Hash, std::equal_to<>>;
+  using Map = std::unordered_map<std::string, std::vector<SubscriberRef>, kvlab::StringHash,
+                                 kvlab::StringEqual>;
   static bool add(Map& m, std::string_view name, SubscriberRef s);
   static bool remove(Map& m, std::string_view name, SubscriberRef s);
 

@@ -24,11 +24,6 @@ namespace kvlab::server {
 
 enum class Access { kMissing, kWrongType, kOk };
 
-// A live value's container, treating a dead (being-unlinked) container as absent.
-inline bool live_container_is_dead(const Value& v) {
-  return is_container(*v.obj) && static_cast<const ContainerBase*>(v.obj.get())->is_dead();
-}
-
 // Looks up key's container of type C and copies its handle into *out. Replies WRONGTYPE when the
 // key holds another type.
 template <class C>

@@ -55,8 +55,7 @@ std::string_view type_name(ObjectType t) {
 
 // "none" for a container that was emptied and is being unlinked (see server/container.hpp).
 std::string_view value_type_name(const Value& v) {
-  if (is_container(*v.obj) && static_cast<const ContainerBase*>(v.obj.get())->is_dead())
-    return "none";
+  if (live_container_is_dead(v)) return "none";
   return type_name(v.obj->type());
 }
 
