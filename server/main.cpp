@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   Config cfg;
   bool list_backends = false, dry_run = false;
   std::string protected_mode = "yes";
+  std::string prefetch = "yes";
   std::size_t expected_keys = 1024;
 
   CLI::App app{"kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace"};
@@ -90,6 +91,11 @@ int main(int argc, char** argv) {
                  "yes: refuse non-loopback clients unless --requirepass is set")
       ->capture_default_str()
       ->check(CLI::IsMember({"yes", "no"}));
+  app.add_option("--prefetch", prefetch,
+                 "yes: before running a window of pipelined commands, prefetch their keys' "
+                 "buckets, entries and values (backends with a prefetch hint: hash/kvlab)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"yes", "no"}));
   app.add_option("--placement", cfg.placement,
                  "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
                  "explicit:LIST")
@@ -106,6 +112,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   cfg.protected_mode = protected_mode == "yes";
+  cfg.prefetch = prefetch == "yes";
 
   if (list_backends) {
     std::fputs(kvlab::format_backend_table(kvlab::TableFormat::text).c_str(), stdout);
@@ -251,6 +258,11 @@ int main(int argc, char** argv) {
                    : "unbounded");
   std::fprintf(stderr, "threads: %u, mode: shared, placement: %s, allowed cpus: %s\n", cfg.threads,
                placement.c_str(), cpu_list_text(allowed).c_str());
+  std::fprintf(stderr, "pipeline prefetch: %s\n",
+               !cfg.prefetch ? "off"
+               : server.keyspace().prefetch({}, [](const kvlab::server::Value&) {})
+                   ? "on"
+                   : "on, but the backend ignores the hint");
   if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());
   for (const auto& w : warnings) std::fprintf(stderr, "placement warning: %s\n", w.c_str());
   for (unsigned i = 0; i < cfg.threads; ++i)

@@ -29,6 +29,54 @@ RequestParser::Status RequestParser::fail(std::string message) {
   return Status::kError;
 }
 
+namespace {
+// Reads "<digits>\r\n" at data[*pos]; false if it is not there in full (or too long to be a
+// plausible length). Signs are not accepted: a negative count or length ends the scan.
+bool scan_length(std::string_view data, std::size_t* pos, std::size_t* value) {
+  std::size_t v = 0;
+  std::size_t i = *pos;
+  const std::size_t end = std::min(data.size(), i + 12);
+  for (; i < end && data[i] >= '0' && data[i] <= '9'; ++i) v = v * 10 + (data[i] - '0');
+  if (i == *pos || i + 1 >= data.size() || data[i] != '\r' || data[i + 1] != '\n') return false;
+  *pos = i + 2;
+  *value = v;
+  return true;
+}
+}  // namespace
+
+KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
+                        std::size_t keys_max) {
+  constexpr std::size_t kMaxArgs = 64;
+  KeyScan out;
+  std::size_t pos = 0;
+  while (out.commands < max_commands && pos < data.size() && data[pos] == '*') {
+    std::size_t p = pos + 1;
+    std::size_t argc = 0;
+    if (!scan_length(data, &p, &argc) || argc > kMaxArgs) break;
+    std::string_view key;
+    bool complete = true;
+    for (std::size_t a = 0; a < argc; ++a) {
+      std::size_t len = 0;
+      if (p >= data.size() || data[p] != '$') {
+        complete = false;
+        break;
+      }
+      ++p;
+      if (!scan_length(data, &p, &len) || len > data.size() || data.size() - p < len + 2) {
+        complete = false;
+        break;
+      }
+      if (a == 1) key = data.substr(p, len);
+      p += len + 2;
+    }
+    if (!complete) break;
+    if (argc >= 2 && out.keys < keys_max) keys[out.keys++] = key;
+    ++out.commands;
+    pos = p;
+  }
+  return out;
+}
+
 RequestParser::Status RequestParser::parse(std::string_view data, bool authenticated) {
   args_.clear();
   bytes_needed_ = 0;

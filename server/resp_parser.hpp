@@ -72,6 +72,19 @@ class RequestParser {
   std::string error_;
 };
 
+// Looks ahead over the complete multibulk commands at the start of data (at most max_commands of
+// them) and stores the second argument of each command that has one, the first key of nearly
+// every command, in keys (at most keys_max). Returns the number of commands walked. It stops at
+// the first command that is incomplete, inline, malformed or longer than 64 arguments, and checks
+// no limit: it only feeds the keyspace's prefetch hint, and RequestParser still parses and checks
+// every command.
+struct KeyScan {
+  std::size_t commands = 0;
+  std::size_t keys = 0;
+};
+KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
+                        std::size_t keys_max);
+
 // Splits an inline command line into arguments with the quoting rules of Redis's sdssplitargs:
 // blanks separate arguments; "double quotes" understand \n \r \t \b \a \\ \" and \xHH; 'single
 // quotes' understand \'; a closing quote must be followed by a blank or the end of the line.

@@ -35,6 +35,7 @@ struct Config {
   std::string placement = "none";
   std::string smt = "auto";
   bool protected_mode = true;
+  bool prefetch = true;  // --prefetch: keyspace prefetch hint for pipelined windows (worker.cpp)
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
 };

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <span>
 
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
@@ -237,6 +238,8 @@ void Worker::run() {
   // internals between iterations), and is offline while it sleeps in epoll_wait, so an idle
   // worker never holds back reclamation.
   reclaim::online();
+  // Asked once, with no keys: does the backend act on the prefetch hint at all?
+  prefetch_ = server_.config().prefetch && server_.keyspace().prefetch({}, [](const Value&) {});
   while (!stopping_.load(std::memory_order_acquire)) {
     int timeout = next_timeout_ms(wall_ms());
     if (accept_paused_until_ms_ != 0) {
@@ -419,12 +422,34 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
   update_interest(*c);
 }
 
+namespace {
+// The header line of the value's Object (size, type and the first 48 bytes): GET reads it first.
+// Prefetching four lines instead measured no better (issue 5 notes): the hardware prefetcher
+// follows a longer copy, and SET never reads the old value at all.
+void prefetch_value(const Value& v) { __builtin_prefetch(v.obj.get(), 0, 3); }
+}  // namespace
+
 void Worker::process_input(Connection& c, std::int64_t now_ms) {
+  // Pipelined commands: before running a window of up to kPrefetchWindow buffered commands, hand
+  // their keys to the keyspace's prefetch hint, so that the cache misses of their lookups (bucket,
+  // entry, value) overlap instead of stalling one command after another.
+  constexpr std::size_t kPrefetchWindow = 32;
+  std::size_t window = 0;  // commands left in the current prefetched window
   while (!c.close_after_reply) {
     if (c.out.size() >= kOutputPauseBytes) {
       c.paused = true;
       break;
     }
+    if (window == 0 && prefetch_) {
+      std::string_view keys[kPrefetchWindow];
+      const KeyScan scan = scan_first_keys(c.in.view(), kPrefetchWindow, keys, kPrefetchWindow);
+      window = std::max<std::size_t>(scan.commands, 1);
+      if (scan.keys >= 2) {
+        server_.keyspace().prefetch(std::span<const std::string_view>(keys, scan.keys),
+                                    [](const Value& v) { prefetch_value(v); });
+      }
+    }
+    if (window > 0) --window;
     const auto st = c.parser.parse(c.in.view(), c.authenticated);
     if (st == RequestParser::Status::kIncomplete) break;
     if (st == RequestParser::Status::kError) {

@@ -132,6 +132,8 @@ class Worker {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> conns_{0};  // single writer: this worker
+  // --prefetch on and a backend that acts on the keyspace's prefetch hint (set in run()).
+  bool prefetch_ = false;
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::unordered_set<Connection*> all_;  // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id

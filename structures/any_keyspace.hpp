@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -24,6 +25,9 @@ class AnyKeyspace {
   virtual bool find(std::string_view key, FunctionRef<void(const V&)> visitor) = 0;
   virtual bool insert(std::string_view key, const V& value) = 0;
   virtual bool insert_or_assign(std::string_view key, const V& value) = 0;
+  // The same, taking the value over: backends with a moving overload (hash/kvlab) store it without
+  // a copy, which for the server's reference-counted values saves two atomic count changes.
+  virtual bool insert_or_assign(std::string_view key, V&& value) = 0;
   virtual bool erase(std::string_view key) = 0;
   virtual UpdateOutcome update(std::string_view key, FunctionRef<Update<V>(const V*)> fn) = 0;
   virtual std::size_t size_approx() = 0;
@@ -32,6 +36,13 @@ class AnyKeyspace {
   virtual bool range(std::string_view lo, std::string_view hi,
                      FunctionRef<bool(std::string_view, const V&)> fn) = 0;
   virtual void clear() = 0;
+  // A hint, not an operation: the caller is about to run commands on these keys (a pipelined
+  // batch). Backends that can (hash/kvlab) start loading the keys' buckets and entries, and call
+  // on_value with each value they reach so the caller can prefetch its memory; others do nothing.
+  // Never changes the contents and may skip any key. Returns whether the backend acts on hints at
+  // all (callers may ask once with no keys and skip the work of gathering them).
+  virtual bool prefetch(std::span<const std::string_view> keys,
+                        FunctionRef<void(const V&)> on_value) = 0;
 };
 
 template <KeyValueMap M>
@@ -50,6 +61,9 @@ class KeyspaceAdapter final : public AnyKeyspace<typename M::mapped_type> {
   bool insert_or_assign(std::string_view key, const V& value) override {
     return map_.insert_or_assign(key, value);
   }
+  bool insert_or_assign(std::string_view key, V&& value) override {
+    return map_.insert_or_assign(key, std::move(value));  // the const& overload if no moving one
+  }
   bool erase(std::string_view key) override { return map_.erase(key); }
   UpdateOutcome update(std::string_view key, FunctionRef<Update<V>(const V*)> fn) override {
     return map_.update(key, fn);
@@ -66,6 +80,15 @@ class KeyspaceAdapter final : public AnyKeyspace<typename M::mapped_type> {
     }
   }
   void clear() override { map_.clear(); }
+  bool prefetch(std::span<const std::string_view> keys,
+                FunctionRef<void(const V&)> on_value) override {
+    if constexpr (requires { map_.prefetch(keys, on_value); }) {
+      map_.prefetch(keys, on_value);
+      return true;
+    } else {
+      return false;
+    }
+  }
 
   M& backend() { return map_; }
 

@@ -30,6 +30,8 @@ for r in $(seq 1 "$rounds"); do
   run hash-find --backend hash --update 0
   run hash-16-256 --backend hash --update 10 --key-size 16 --value-size 256 --no-floor
   run skiplist-90 --backend skiplist --update 10 --no-floor
+  run hash-90-uniform-b16 --backend hash --update 10 --batch 16 --no-floor
+  run hash-find-b16 --backend hash --update 0 --batch 16
   "$kvlab" bench --family queue --producers 1 --consumers 1 --items 2000000 --reps "$reps" \
     --format json --quiet --out "$out/queue-1-1-r$r.json" $extra >/dev/null
   "$kvlab" bench --family queue --producers 2 --consumers 2 --items 2000000 --reps "$reps" \

@@ -60,6 +60,7 @@
 #include <mutex>
 #include <new>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -134,6 +135,53 @@ class Kvlab {
     }
   }
 
+  // A hint for a batch of keys that the caller is about to look up or write (the keys of pipelined
+  // commands): loads their home buckets, then the entries whose tags match, and calls on_value
+  // with each matching entry's value so that the caller can prefetch what the value points to.
+  // The three passes each issue up to kPrefetchBatch independent loads, so their cache misses
+  // overlap instead of costing three dependent misses per key when the commands run. This is the
+  // batch prefetching of Valkey 8 and Redis 8 [valkey2024prefetch], applied to our buckets.
+  // Changes nothing: it reads like find(); a key it sees may change before the command runs,
+  // which only costs the prefetch its effect. Keys beyond kPrefetchBatch are ignored.
+  static constexpr std::size_t kPrefetchBatch = 32;
+  template <class F>
+  void prefetch(std::span<const std::string_view> keys, F&& on_value) {
+    reclaim::Guard g;
+    const std::size_t n = std::min(keys.size(), kPrefetchBatch);
+    std::uint64_t hashes[kPrefetchBatch];
+    Bucket* homes[kPrefetchBatch];
+    Entry* entries[kPrefetchBatch];
+    // acquire: as in find().
+    Table* t = root_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < n; ++i) {
+      hashes[i] = hash64(keys[i]);
+      homes[i] = &t->buckets[hashes[i] & t->mask];
+      __builtin_prefetch(homes[i], 0, 3);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      entries[i] = nullptr;
+      // acquire: as in find(); a moved bucket (resize under way) is simply not followed.
+      const std::uint64_t m = homes[i]->meta.load(std::memory_order_acquire);
+      if (m & kMoved) continue;
+      if (const std::uint64_t bits = match(m, tag_of(hashes[i]))) {
+        const int s = std::countr_zero(bits) / 8 - 1;
+        // acquire: pairs with the release store of the slot, as in search_chain().
+        entries[i] = homes[i]->slot[s].load(std::memory_order_acquire);
+        if (entries[i]) {
+          __builtin_prefetch(entries[i], 0, 3);
+          // The key follows the header and may start on the next line.
+          __builtin_prefetch(entries[i] + 1, 0, 3);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      // The guard keeps a retired entry readable; a stale one only prefetches the wrong value.
+      if (entries[i] && entries[i]->hash == hashes[i]) {
+        on_value(static_cast<const V&>(entries[i]->value));
+      }
+    }
+  }
+
   bool insert(std::string_view key, const V& value) {
     return write(key, [&](Locked& l, Slot found) {
       if (found.entry) return false;
@@ -142,16 +190,9 @@ class Kvlab {
     });
   }
 
-  bool insert_or_assign(std::string_view key, const V& value) {
-    return write(key, [&](Locked& l, Slot found) {
-      if (found.entry) {
-        l.replace(found, make_entry(key, l.hash, value));
-        return false;
-      }
-      l.place(make_entry(key, l.hash, value));
-      return true;
-    });
-  }
+  bool insert_or_assign(std::string_view key, const V& value) { return assign(key, value); }
+  // Moves the value into the new entry (the write runs its operation exactly once).
+  bool insert_or_assign(std::string_view key, V&& value) { return assign(key, std::move(value)); }
 
   bool erase(std::string_view key) {
     return write(key, [&](Locked& l, Slot found) {
@@ -415,12 +456,30 @@ class Kvlab {
     }
   };
 
+  template <class Arg>
+  bool assign(std::string_view key, Arg&& value) {
+    // The entry is built before the bucket is locked: the allocation stays out of the lock.
+    const std::uint64_t h = hash64(key);
+    Entry* e = make_entry(key, h, std::forward<Arg>(value));
+    return write_hashed(key, h, [&](Locked& l, Slot found) {
+      if (found.entry) {
+        l.replace(found, e);
+        return false;
+      }
+      l.place(e);
+      return true;
+    });
+  }
+
   // Locks the key's home bucket in the newest table that holds it, runs op, unlocks, and grows
   // the table if the operation had to chain an overflow bucket.
   template <class Op>
   auto write(std::string_view key, Op&& op) {
+    return write_hashed(key, hash64(key), std::forward<Op>(op));
+  }
+  template <class Op>
+  auto write_hashed(std::string_view key, std::uint64_t h, Op&& op) {
     reclaim::Guard g;
-    const std::uint64_t h = hash64(key);
     Table* t = root_.load(std::memory_order_acquire);
     help_migrate(t);
     Bucket* home;

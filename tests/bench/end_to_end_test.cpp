@@ -181,6 +181,26 @@ TEST_CASE(
   CHECK(JsonChecker(kvlab::bench::format_json(report)).ok());
 }
 
+TEST_CASE("--batch runs hash/kvlab with its prefetch hint and a plain backend without, both valid") {
+  auto c = tiny("hash/kvlab,hash/locked");
+  c.batch = 16;
+  c.update_pct = 20;
+  c.floor = false;
+  kvlab::bench::BenchReport report;
+  std::string error;
+  REQUIRE(kvlab::bench::run_bench(c, &report, &error));
+  REQUIRE(report.results.size() == 2);
+  for (const auto& m : report.results) {
+    CAPTURE(m.backend);
+    CAPTURE(m.invalid_reason);
+    CHECK(m.valid);
+  }
+  CHECK(kvlab::bench::format_json(report).find("\"batch\": 16") != std::string::npos);
+  c.batch = 33;
+  CHECK_FALSE(kvlab::bench::validate_config(c, &error));
+  CHECK(error.find("--batch") != std::string::npos);
+}
+
 TEST_CASE("an unknown backend is a configuration error, not a result") {
   kvlab::bench::BenchReport report;
   std::string error;

@@ -65,8 +65,9 @@ class Broken : public kvlab::hash::Locked<std::uint64_t> {
 };
 
 template <class M>
-kvlab::bench::Measurement run_one(unsigned threads) {
+kvlab::bench::Measurement run_one(unsigned threads, unsigned batch = 1) {
   kvlab::bench::BenchConfig c;
+  c.batch = batch;
   c.backends = "test/broken";
   c.threads = {threads};
   c.keys = 2000;
@@ -152,6 +153,16 @@ TEST_CASE("an honest backend is reported valid with a number") {
   CHECK(m.invalid_reason == "");
   CHECK(m.mops > 0);
   CHECK(m.ops > 0);
+}
+
+TEST_CASE("windows of drawn-ahead operations (--batch) are validated like single ones") {
+  const auto ok = run_one<Broken<Lie::none>>(2, 8);
+  CHECK(ok.valid);
+  CHECK(ok.mops > 0);
+  const auto bad = run_one<Broken<Lie::find_wrong_value>>(1, 8);
+  CHECK_FALSE(bad.valid);
+  const auto lost = run_one<Broken<Lie::insert_claims_success>>(2, 32);
+  CHECK_FALSE(lost.valid);
 }
 
 TEST_CASE("a backend whose insert sometimes claims success without inserting is invalid") {

@@ -187,4 +187,49 @@ TEST_SUITE("unit") {
     CHECK_FALSE(glob_match("k\\*", "kx"));
     CHECK(glob_match("user:*:name", "user:42:name"));
   }
+
+  TEST_CASE("scan_first_keys walks complete multibulk commands and stops at anything else") {
+    using kvlab::server::scan_first_keys;
+    std::string_view keys[8];
+    const std::string get_a = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n";
+    using namespace std::string_literals;
+    const std::string set_b = "*3\r\n$3\r\nSET\r\n$2\r\nbb\r\n$3\r\nv\0w\r\n"s;  // binary value
+    const std::string ping = "*1\r\n$4\r\nPING\r\n";
+    std::string buf = get_a + ping + set_b;
+    auto scan = scan_first_keys(buf, 8, keys, 8);
+    CHECK(scan.commands == 3);
+    REQUIRE(scan.keys == 2);
+    CHECK(keys[0] == "a");
+    CHECK(keys[1] == "bb");
+    // The views point into the buffer (no copies).
+    CHECK(keys[1].data() == buf.data() + get_a.size() + ping.size() + 17);
+
+    // Bounded by max_commands and by keys_max.
+    scan = scan_first_keys(buf, 1, keys, 8);
+    CHECK(scan.commands == 1);
+    CHECK(scan.keys == 1);
+    scan = scan_first_keys(buf, 8, keys, 1);
+    CHECK(scan.commands == 3);
+    CHECK(scan.keys == 1);
+
+    // Every strict prefix of the last command: the complete ones before it are still walked.
+    const std::string two = get_a + set_b;
+    for (std::size_t cut = get_a.size(); cut < two.size(); ++cut) {
+      scan = scan_first_keys(std::string_view(two).substr(0, cut), 8, keys, 8);
+      CHECK(scan.commands == 1);
+      CHECK(scan.keys == 1);
+    }
+    // Inline commands, negative or absurd counts and lengths, missing CRLF: nothing is walked.
+    for (const char* bad : {"GET a\r\n", "*-1\r\n", "*2\r\n$-1\r\n", "*2\r\n$3\r\nGET\n",
+                            "*99999999999999\r\n", "*2\r\n$99999999999999\r\nx\r\n",
+                            "*2\r\n$3\r\nGETX\r\n$1\r\na\r\n", "*65\r\n", "", "*",
+                            "*2\r\n:3\r\nGET\r\n"}) {
+      scan = scan_first_keys(bad, 8, keys, 8);
+      CHECK_MESSAGE(scan.commands == 0, bad);
+      CHECK(scan.keys == 0);
+    }
+    // A command after a bad one is not reached.
+    scan = scan_first_keys(get_a + "GET x\r\n" + get_a, 8, keys, 8);
+    CHECK(scan.commands == 1);
+  }
 }

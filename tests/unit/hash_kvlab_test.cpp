@@ -131,3 +131,43 @@ TEST_CASE("replaced and erased entries go back to the reclaimer") {
   CHECK(kvlab::reclaim::stats().retired_unfreed == 0);
   CHECK(kvlab::reclaim::stats().freed > 9000);
 }
+
+// Property: prefetch() is a pure hint. It reports the current value of each present key (and
+// nothing for absent ones), ignores keys past its batch limit, and changes nothing; under writers
+// and resizes (and TSan in CI) it reads only published, epoch-protected memory.
+TEST_CASE("prefetch reports present keys' values and changes nothing") {
+  Map map(kvlab::MapOptions{.expected_keys = 16});
+  for (std::uint64_t i = 0; i < 1000; i += 2) map.insert(key_of(i), i * 7);
+  std::vector<std::string> names;
+  for (std::uint64_t i = 0; i < 40; ++i) names.push_back(key_of(i));
+  std::vector<std::string_view> keys(names.begin(), names.end());
+  std::vector<std::uint64_t> seen;
+  map.prefetch(keys, [&](const std::uint64_t& v) { seen.push_back(v); });
+  // Keys 0, 2, ..., 30 are within the 32-key batch; 32..38 are beyond it.
+  REQUIRE(seen.size() == 16);
+  for (std::size_t j = 0; j < seen.size(); ++j) CHECK(seen[j] == j * 2 * 7);
+  CHECK(map.size_approx() == 500);
+
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (std::uint64_t i = 0; i < 200000 / kScale; ++i) {
+      const std::uint64_t k = 1000 + i;
+      map.insert(key_of(k), k);
+      map.insert_or_assign(key_of(k % 40), k);  // values of the prefetched keys keep changing
+      if (i % 3 == 0) map.erase(key_of(k - 1));
+    }
+    stop.store(true, std::memory_order_release);
+  });
+  std::uint64_t calls = 0, foreign = 0;
+  while (!stop.load(std::memory_order_acquire)) {
+    map.prefetch(keys, [&](const std::uint64_t& v) {
+      ++calls;
+      // A value one of these keys held at some time: an initial i * 7 (even i < 40) or a k >= 1000.
+      foreign += !(v >= 1000 || (v % 14 == 0 && v < 280));
+    });
+  }
+  writer.join();
+  CHECK(calls > 0);
+  CHECK(foreign == 0);
+  for (std::uint64_t i = 0; i < 40; ++i) CHECK(map.find(key_of(i), [](const std::uint64_t&) {}));
+}

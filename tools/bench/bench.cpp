@@ -93,6 +93,7 @@ bool validate_config(const BenchConfig& c, std::string* error) {
                 std::to_string(c.keys) + " distinct keys");
   if (c.value_size < 1) return fail("--value-size must be >= 1");
   if (c.reps < 1) return fail("--reps must be >= 1");
+  if (c.batch < 1 || c.batch > 32) return fail("--batch must be in [1, 32]");
   if (c.threads.empty()) return fail("--threads is empty");
   if (c.items < 1 || c.items >= (std::uint64_t{1} << 40))
     return fail("--items must be in [1, 2^40)");

@@ -59,6 +59,10 @@ struct BenchConfig {
   // Map threads run in epoch QSBR mode (quiescent every 256 operations, as the server's workers);
   // true: every operation of the own structures enters and leaves an epoch guard instead.
   bool epoch_guards = false;
+  // Map operations run in windows of this many (1..32): each thread draws a window's keys ahead
+  // and hands them to the backend's prefetch hint, if it has one (hash/kvlab), before running them
+  // one by one, as kvlab-server does with a pipelined batch. 1 = one operation at a time.
+  unsigned batch = 1;
   // Queues.
   unsigned producers = 0;  // 0: derived from the thread list
   unsigned consumers = 0;

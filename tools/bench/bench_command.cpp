@@ -148,6 +148,11 @@ void add_bench(CLI::App& app) {
   sub->add_flag("--epoch-guards", c.epoch_guards,
                 "Own structures: enter an epoch guard per operation (full fence) instead of the "
                 "default QSBR mode with a quiescent point every 256 operations");
+  sub->add_option("--batch", c.batch,
+                  "Maps: run operations in windows of N (1-32) whose keys are drawn ahead and "
+                  "passed to the backend's prefetch hint if it has one (hash/kvlab), like a "
+                  "pipelined batch in kvlab-server; 1 = one at a time")
+      ->capture_default_str();
   sub->add_option("--producers", c.producers,
                   "Queues: producer threads (default: half of each --threads)");
   sub->add_option("--consumers", c.consumers, "Queues: consumer threads");

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -124,13 +125,45 @@ void map_thread_body(benchmark::State& state, Map& map, MapThreadSlot& slot, con
   const bool qsbr = !c.epoch_guards;
   std::uint32_t since_quiescent = 0;
   if (qsbr) reclaim::online();
+  // --batch: the window's operations are drawn ahead (the same random sequence as without it),
+  // their keys encoded side by side, and handed to the backend's prefetch hint when it has one.
+  const unsigned batch = c.batch;
+  constexpr unsigned kMaxBatch = 32;
+  std::uint32_t rolls[kMaxBatch];
+  std::uint64_t indexes[kMaxBatch];
+  std::vector<char> window_keys(batch > 1 ? std::size_t{kMaxBatch} * c.key_size : 0);
+  std::string_view views[kMaxBatch];
+  unsigned at = batch;  // next operation of the window; == batch: draw a new window
   for (auto _ : state) {
     if (qsbr && ++since_quiescent == kQuiescentEvery) {
       since_quiescent = 0;
       reclaim::quiescent();
     }
-    const auto roll = static_cast<std::uint32_t>(rng.next() >> 32);
-    const std::uint64_t i = picker.next(rng);
+    std::uint32_t roll;
+    std::uint64_t i;
+    if (batch == 1) {
+      roll = static_cast<std::uint32_t>(rng.next() >> 32);
+      i = picker.next(rng);
+    } else {
+      if (at == batch) {
+        for (unsigned j = 0; j < batch; ++j) {
+          rolls[j] = static_cast<std::uint32_t>(rng.next() >> 32);
+          indexes[j] = picker.next(rng);
+          char* kb = window_keys.data() + std::size_t{j} * c.key_size;
+          codec.prepare(kb);
+          codec.encode(indexes[j], kb);
+          views[j] = std::string_view(kb, c.key_size);
+        }
+        if constexpr (requires { map.prefetch(std::span<const std::string_view>(views, batch),
+                                              [](const V&) {}); }) {
+          map.prefetch(std::span<const std::string_view>(views, batch), [](const V&) {});
+        }
+        at = 0;
+      }
+      roll = rolls[at];
+      i = indexes[at];
+      ++at;
+    }
     codec.encode(i, key_buf);
     if (roll < mix.insert_below) {
       ValueOps<V>::stamp(value, value_tag(i));

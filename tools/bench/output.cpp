@@ -254,7 +254,8 @@ std::string format_json(const BenchReport& r) {
            ", \"key_size\": " + std::to_string(c.key_size) +
            ", \"value_size\": " + std::to_string(c.value_size) +
            ", \"duration_s\": " + json_num(c.duration_s) + ", \"prefill\": " + json_num(c.prefill) +
-           ", \"epoch_mode\": " + std::string(c.epoch_guards ? "\"guard\"" : "\"qsbr\"");
+           ", \"epoch_mode\": " + std::string(c.epoch_guards ? "\"guard\"" : "\"qsbr\"") +
+           ", \"batch\": " + std::to_string(c.batch);
     }
     o += "}, ";
     if (m->valid) {
