@@ -72,11 +72,18 @@ for label in $labels; do
 done
 
 for run in $(seq 1 "$runs"); do
+  # Rotate the visiting order every run, so that no server always goes first (or last).
+  set -- $labels
+  case $((run % 3)) in
+    0) order="$1 $2 $3" ;;
+    1) order="$2 $3 $1" ;;
+    2) order="$3 $1 $2" ;;
+  esac
   for pipeline in 30 1; do
     reqs=$n
     [ "$pipeline" = 1 ] && reqs=$((n / 4))   # P=1 costs ~10x more per request; keep runs short
     for test in set get; do
-      for label in $labels; do
+      for label in $order; do
         v=$(echo "$label" | tr - _)
         eval "port=\$port_$v pid=\$pid_$v"
         threads=1; [ "$label" = kvlab-2 ] && threads=2
@@ -101,27 +108,8 @@ done
 stop_servers
 uptime > "$out/load.txt"
 
-# Median over runs per (server, pipeline, test); ratios against redis.
-awk -F, 'NR > 1 { k = $1 "," $3 "," $4; rps[k] = rps[k] " " $8; cps[k] = cps[k] " " $10; keys[k] = 1 }
-  function median(s,   a, n, i, j, t) {
-    n = split(s, a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
-  END {
-    print "| server | pipeline | test | requests/s (median) | vs redis | requests per server CPU-s | vs redis |"
-    print "|---|---|---|---|---|---|---|"
-    split("redis kvlab-1 kvlab-2", servers, " ")
-    split("30 1", pipes, " ")
-    split("set get", tests, " ")
-    for (pi = 1; pi <= 2; pi++) for (ti = 1; ti <= 2; ti++) for (si = 1; si <= 3; si++) {
-      k = servers[si] "," pipes[pi] "," tests[ti]; b = "redis," pipes[pi] "," tests[ti]
-      if (!(k in keys)) continue
-      r = median(rps[k]); c = median(cps[k]); rb = median(rps[b]); cb = median(cps[b])
-      printf "| %s | %s | %s | %.0f | %.2fx | %.0f | %.2fx |\n", servers[si], pipes[pi], toupper(tests[ti]),
-             r, (rb > 0 ? r / rb : 0), c, (cb > 0 ? c / cb : 0)
-    }
-  }' "$csv" | tee "$out/table.md"
+# Medians over runs; ratios paired per run (see summary.py).
+python3 "$here/summary.py" "$csv" | tee "$out/table.md"
 echo
-echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs, median"
+echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs; medians, paired ratios (range)"
 echo "results: $out"

@@ -732,12 +732,15 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
   }
   if (want("memory", true)) {
     section("Memory");
-    const struct mallinfo2 mi = mallinfo2();
     const std::size_t rss = rss_bytes();
     // glibc's mallinfo2 counts what glibc allocated; tbbmalloc (the default allocator of release
-    // builds) keeps no such total and mallinfo2 reports 0: then used_memory is the RSS.
-    std::size_t used = mi.uordblks + mi.hblkhd;
-    if (used == 0) used = rss;
+    // builds) keeps no such total, so with it used_memory is the RSS.
+    constexpr bool kGlibcMalloc = std::string_view(KVLAB_SERVER_MALLOC) == "libc";
+    std::size_t used = rss;
+    if constexpr (kGlibcMalloc) {
+      const struct mallinfo2 mi = mallinfo2();
+      used = mi.uordblks + mi.hblkhd;
+    }
     o << "used_memory:" << used << "\r\n"
       << "used_memory_human:" << human_bytes(used) << "\r\n"
       << "used_memory_rss:" << rss << "\r\n"

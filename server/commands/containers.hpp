@@ -11,9 +11,7 @@
 // step, like LMOVE restoring a popped element, needs a second access that writes no reply).
 #pragma once
 
-#include <deque>
 #include <mutex>
-#include <string>
 #include <string_view>
 #include <utility>
 

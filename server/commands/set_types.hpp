@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +20,7 @@
 #include "server/command.hpp"
 #include "server/commands/zset.hpp"
 #include "server/container.hpp"
+#include "structures/common/hash.hpp"
 
 namespace kvlab::server {
 
@@ -61,13 +61,8 @@ class MemberSet {
   }
 
  private:
-  // Transparent hashing: lookups by string_view build no temporary string.
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-
-  std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> index_;
+  // Transparent hashing (the project's XXH3 hasher): lookups by string_view build no temporary.
+  std::unordered_map<std::string, std::size_t, StringHash, StringEqual> index_;
   std::vector<const std::string*> members_;
 };
 

@@ -400,7 +400,6 @@ class Kvlab {
   // The locked home bucket of one key and the operations a writer performs on its chain.
   struct Locked {
     Kvlab* map;
-    Table* table;
     Bucket* home;
     std::uint64_t hash;
     bool wants_resize = false;
@@ -490,7 +489,7 @@ class Kvlab {
       unlock(*home);
       t = t->next.load(std::memory_order_acquire);
     }
-    Locked l{this, t, home, h};
+    Locked l{this, home, h};
     auto result = op(l, l.find(key));
     unlock(*home);
     if (l.wants_resize) maybe_grow(t);

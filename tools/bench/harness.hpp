@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "structures/common/spin_lock.hpp"
+#include "structures/reclaim/epoch.hpp"
 #include "tools/bench/bench.hpp"
 
 namespace kvlab::bench::detail {
@@ -135,6 +136,26 @@ struct ValueOps<std::string> {
 // i = (rank - 1) · P mod keys, P a prime not dividing keys. Hot keys are thus spread over the key
 // space (as YCSB's scrambled Zipf does) instead of being the smallest indexes.
 std::uint64_t scramble_prime(std::uint64_t keys);
+
+// Epoch QSBR mode for a benchmark thread, as kvlab-server's workers run it: while the thread is
+// announced (reclaim::online()) it passes a quiescent point every kEvery operations, holding no
+// references into a structure between operations. Off (--epoch-guards): tick() does nothing and
+// the own structures enter a guard per operation instead.
+class QuiescentTicker {
+ public:
+  static constexpr unsigned kEvery = 256;
+  explicit QuiescentTicker(bool on) : on_(on) {}
+  void tick() {
+    if (on_ && ++since_ == kEvery) {
+      since_ = 0;
+      reclaim::quiescent();
+    }
+  }
+
+ private:
+  bool on_;
+  unsigned since_ = 0;
+};
 
 // Heap bytes in use (glibc mallinfo2: every arena, mmapped chunks included).
 std::size_t heap_in_use();

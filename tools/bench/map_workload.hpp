@@ -116,14 +116,11 @@ void map_thread_body(benchmark::State& state, Map& map, MapThreadSlot& slot, con
 
   Rng rng = slot.rng;
   std::uint64_t inserts = 0, insert_sum = 0, erases = 0, erase_sum = 0, bad = 0, sink = 0;
-  // Epoch reclamation in QSBR mode, as the server's workers run it: the thread stays announced and
-  // passes a quiescent point every kQuiescentEvery operations (it holds no references between
-  // operations), so the own structures' guards cost a thread-local branch instead of a fence per
-  // operation. Backends that do not use structures/reclaim are unaffected. --epoch-guards turns
-  // this off and measures the per-operation guard instead.
-  constexpr std::uint32_t kQuiescentEvery = 256;
+  // Epoch reclamation in QSBR mode (QuiescentTicker): the own structures' guards then cost a
+  // thread-local branch instead of a fence per operation. Backends that do not use
+  // structures/reclaim are unaffected. --epoch-guards measures the per-operation guard instead.
   const bool qsbr = !c.epoch_guards;
-  std::uint32_t since_quiescent = 0;
+  QuiescentTicker ticker(qsbr);
   if (qsbr) reclaim::online();
   // --batch: the window's operations are drawn ahead (the same random sequence as without it),
   // their keys encoded side by side, and handed to the backend's prefetch hint when it has one.
@@ -135,10 +132,7 @@ void map_thread_body(benchmark::State& state, Map& map, MapThreadSlot& slot, con
   std::string_view views[kMaxBatch];
   unsigned at = batch;  // next operation of the window; == batch: draw a new window
   for (auto _ : state) {
-    if (qsbr && ++since_quiescent == kQuiescentEvery) {
-      since_quiescent = 0;
-      reclaim::quiescent();
-    }
+    ticker.tick();
     std::uint32_t roll;
     std::uint64_t i;
     if (batch == 1) {

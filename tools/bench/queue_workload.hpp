@@ -69,16 +69,9 @@ void queue_thread_body(benchmark::State& state, Q& q, QueueShared& sh) {
   if (std::string err; !RunEnv::pin(*sh.plan, ti, &err)) {
     sh.pin_errors[ti] = err;
   }
-  // QSBR as in map_thread_body: announced for the transfer, quiescent every 256 operations,
-  // offline while waiting at the barriers.
-  constexpr unsigned kQuiescentEvery = 256;
-  unsigned since_quiescent = 0;
-  auto maybe_quiescent = [&] {
-    if (sh.qsbr && ++since_quiescent == kQuiescentEvery) {
-      since_quiescent = 0;
-      reclaim::quiescent();
-    }
-  };
+  // QSBR as in map_thread_body: announced for the transfer, offline while waiting at the barriers.
+  QuiescentTicker ticker(sh.qsbr);
+  auto maybe_quiescent = [&] { ticker.tick(); };
   for (auto _ : state) {
     spin_barrier(sh.start_arrived, total);
     if (sh.qsbr) reclaim::online();
