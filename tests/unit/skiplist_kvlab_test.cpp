@@ -9,6 +9,7 @@
 #include <barrier>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +86,47 @@ TEST_CASE("range bounds are half-open and compare keys as bytes") {
   map.for_each([&](std::string_view k, const std::string&) { all.emplace_back(k); });
   CHECK(std::is_sorted(all.begin(), all.end()));
   CHECK(all.size() == std::size(keys));
+}
+
+// Property: the 8-byte prefix compare orders like memcmp with the shorter key first, also when the
+// prefixes are equal (keys that differ after byte 8, or only by trailing NUL bytes) and for bytes
+// >= 0x80 (unsigned): in-order walks equal std::set<std::string>'s order, and every key is found.
+TEST_CASE("keys sharing 8-byte prefixes, NUL padding and high bytes sort as bytes") {
+  std::vector<std::string> keys = {"", std::string(1, '\0'), std::string(8, '\0'),
+                                   std::string(9, '\0'), "a", std::string("a\0", 2),
+                                   std::string("a\0\0", 3), "abcdefgh", std::string("abcdefgh\0", 9),
+                                   "abcdefghi", "abcdefgh\xff", "abcdefgg\xff\xff", "abcdefgi",
+                                   "\x7f", "\x80", "\xff\xff\xff\xff\xff\xff\xff\xff",
+                                   "\xff\xff\xff\xff\xff\xff\xff\xff\x01", "zzzzzzzzzzzzzzzz1",
+                                   "zzzzzzzzzzzzzzzz0"};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {  // random keys of 0..12 bytes over a 3-letter alphabet + NUL
+    std::string k(rng() % 13, '\0');
+    for (auto& c : k) c = "\0ab\xff"[rng() % 4];
+    keys.push_back(k);
+  }
+  std::shuffle(keys.begin(), keys.end(), rng);
+  kvlab::skiplist::Kvlab<std::string> map;
+  std::set<std::string> model;
+  for (const auto& k : keys) CHECK(map.insert(k, k) == model.insert(k).second);
+  std::vector<std::string> walked;
+  map.for_each([&](std::string_view k, const std::string& v) {
+    CHECK(k == v);
+    walked.emplace_back(k);
+  });
+  CHECK(walked == std::vector<std::string>(model.begin(), model.end()));
+  for (const auto& k : model) CHECK(map.find(k, [&](const std::string& v) { CHECK(v == k); }));
+  CHECK_FALSE(map.find("abcdefgh\x01", [](const std::string&) {}));
+  CHECK_FALSE(map.find(std::string(10, '\0'), [](const std::string&) {}));
+  // Erase every other key of the model; the rest stays in order.
+  bool odd = false;
+  for (const auto& k : model) {
+    if ((odd = !odd)) CHECK(map.erase(k));
+  }
+  walked.clear();
+  map.for_each([&](std::string_view k, const std::string&) { walked.emplace_back(k); });
+  CHECK(std::is_sorted(walked.begin(), walked.end()));
+  CHECK(walked.size() == model.size() / 2);
 }
 
 // Property: with three writers inserting, erasing and update-toggling 64 keys (constant tombstone
