@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kvlab_config.hpp"
+#include "kvlab_git.hpp"
 #include "server/keyspace_factory.hpp"
 #include "server/server.hpp"
 #include "structures/registry.hpp"

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kvlab_config.hpp"
+#include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kvlab_config.hpp"
+#include "kvlab_git.hpp"
 #include "structures/common/json.hpp"
 #include "tools/bench/bench.hpp"
 

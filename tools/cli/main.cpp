@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "kvlab_config.hpp"
+#include "kvlab_git.hpp"
 #include "tools/cli/subcommands.hpp"
 
 int main(int argc, char** argv) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "kvlab_config.hpp"
+#include "kvlab_git.hpp"
 #include "structures/common/json.hpp"
 
 namespace kvlab::load {
