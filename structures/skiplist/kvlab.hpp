@@ -4,12 +4,14 @@
 //
 // Layout (one allocation per key; the head is a node of full height whose key is never read):
 //
-//   struct Node {                             // 24-byte header, then the tower, then the key
+//   struct Node {                             // 24-byte header (+ slot), the tower, the key
 //     atomic<Box*>     box;                   // current value; nullptr = tombstone (erased)
 //     atomic<uint8_t>  state;                 // retire handshake: kLinkDone | kRemoved
 //     uint8_t          height;                // 1..kMaxHeight, fixed at birth
 //     uint32_t         key_size;
 //     uint64_t         prefix;                // the key's first 8 bytes, big-endian, 0-padded
+//     Box              slot;                  // only for small trivially destructible V: the
+//                                             // node's first box, in the header's line
 //     atomic<uintptr_t> next[height];         // successor per level; bit 0 = this node is
 //                                             // marked (logically gone) at that level
 //     char             key[key_size];         // binary-safe, ordered as bytes (memcmp order)
@@ -106,6 +108,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -139,7 +142,7 @@ class Kvlab {
     Node* n = ptr(head_->next(0).load(std::memory_order_relaxed));
     while (n) {
       Node* next = ptr(n->next(0).load(std::memory_order_relaxed));
-      delete n->box.load(std::memory_order_relaxed);
+      free_box(n, n->box.load(std::memory_order_relaxed));
       destroy_node(n);
       n = next;
     }
@@ -175,7 +178,7 @@ class Kvlab {
         help_remove(n);
         continue;
       }
-      if (!fresh) fresh = make_node(key, s.height, new Box{value});
+      if (!fresh) fresh = make_node_with(key, s.height, value);
       if (link(fresh, s)) return true;
     }
   }
@@ -195,18 +198,19 @@ class Kvlab {
           // previous installer's writes. Failure: acquire, b is the newer box.
           if (n->box.compare_exchange_weak(b, box, std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
-            reclaim::retire(b);
-            if (fresh) discard(fresh, false);
+            retire_box(n, b);
+            if (fresh) discard(fresh, true);  // built for a link that lost; never shared
             return false;
           }
         }
         help_remove(n);
         continue;
       }
-      if (!box) box = new Box{value};
-      if (!fresh) fresh = make_node(key, s.height, nullptr);
-      fresh->box.store(box, std::memory_order_relaxed);  // not yet shared
-      if (link(fresh, s)) return true;
+      if (!fresh) fresh = make_node_with(key, s.height, value);
+      if (link(fresh, s)) {
+        delete box;  // made for an assign that found the node tombstoned; never shared
+        return true;
+      }
     }
   }
 
@@ -244,7 +248,7 @@ class Kvlab {
           if (n->box.compare_exchange_strong(b, next, std::memory_order_acq_rel,
                                              std::memory_order_acquire)) {
             if (next) {
-              reclaim::retire(b);
+              retire_box(n, b);
               return UpdateOutcome::assigned;
             }
             finish_erase(n, b);
@@ -257,7 +261,7 @@ class Kvlab {
       }
       Update<V> u = fn(static_cast<const V*>(nullptr));
       if (u.kind() != Update<V>::Kind::assign) return UpdateOutcome::unchanged;
-      Node* fresh = make_node(key, s.height, new Box{std::move(u).value()});
+      Node* fresh = make_node_with(key, s.height, std::move(u).value());
       if (link(fresh, s)) return UpdateOutcome::inserted;
       discard(fresh, true);  // the key may have appeared: fn reruns on what is there now
     }
@@ -308,6 +312,17 @@ class Kvlab {
   struct Box {
     V value;
   };
+  // A small trivially destructible value (an integer, a pointer) gets its first box inside the
+  // node, beside the header: a find that lands on a key reads the value from the line it already
+  // loaded instead of missing once more on a separate box. A later assign installs a heap box as
+  // usual; the inline one is then dead but its bytes stay part of the node (nothing to destroy,
+  // freed with the node, which outlives every reader of it by the epoch rule).
+  static constexpr bool kInlineBox = std::is_trivially_destructible_v<V> &&
+                                     sizeof(Box) <= 16 && alignof(Box) <= alignof(std::uint64_t);
+  struct InlineSlot {
+    alignas(std::uint64_t) unsigned char bytes[(sizeof(Box) + 7) / 8 * 8];
+  };
+  struct NoSlot {};
 
   struct Node {
     Node(int h, std::size_t key_bytes)
@@ -317,14 +332,20 @@ class Kvlab {
     std::uint8_t height;
     std::uint32_t key_size;
     std::uint64_t prefix;  // prefix_of(key()): immutable, published with the node
+    [[no_unique_address]] std::conditional_t<kInlineBox, InlineSlot, NoSlot> slot;
 
+    Box* inline_box() {
+      if constexpr (kInlineBox) return std::launder(reinterpret_cast<Box*>(slot.bytes));
+      return nullptr;
+    }
     Link& next(int level) { return *std::launder(reinterpret_cast<Link*>(this + 1) + level); }
     std::string_view key() const {
       return {reinterpret_cast<const char*>(this + 1) + height * sizeof(Link), key_size};
     }
   };
 
-  static_assert(sizeof(Node) == 24, "the header drawn in the file comment");
+  static_assert(sizeof(Node) == 24 + (kInlineBox ? sizeof(InlineSlot) : 0),
+                "the header drawn in the file comment");
   static_assert(sizeof(Node) % alignof(Link) == 0, "the tower starts aligned right after it");
   static_assert(alignof(Node) > kMark, "node addresses leave bit 0 free for the mark");
   static_assert(Link::is_always_lock_free && sizeof(Link) == sizeof(std::uintptr_t),
@@ -391,13 +412,33 @@ class Kvlab {
     if (height == 1) n->state.store(kLinkDone, std::memory_order_relaxed);
     return n;
   }
+  // A new node holding value: in its inline slot when V allows, else in a heap box.
+  template <class U>
+  static Node* make_node_with(std::string_view key, int height, U&& value) {
+    if constexpr (kInlineBox) {
+      Node* n = make_node(key, height);
+      Box* b = new (n->slot.bytes) Box{std::forward<U>(value)};
+      n->box.store(b, std::memory_order_relaxed);  // not yet shared
+      return n;
+    } else {
+      return make_node(key, height, new Box{std::forward<U>(value)});
+    }
+  }
+  // Frees a box no thread can reach any more (or never could); the inline one goes with its node.
+  static void free_box(Node* n, Box* b) {
+    if (b != n->inline_box()) delete b;
+  }
+  // Retires a box that was just replaced (assign) or tombstoned (erase) in n.
+  static void retire_box(Node* n, Box* b) {
+    if (b != n->inline_box()) reclaim::retire(b);
+  }
   static void destroy_node(Node* n) {
     n->~Node();
     ::operator delete(n);
   }
   // A node that was never published; with_box also frees its box.
   static void discard(Node* n, bool with_box) {
-    if (with_box) delete n->box.load(std::memory_order_relaxed);
+    if (with_box) free_box(n, n->box.load(std::memory_order_relaxed));
     destroy_node(n);
   }
 
@@ -445,6 +486,7 @@ class Kvlab {
       // acquire (here and below): pairs with the release CAS that linked the node we step to (or
       // the snip that swung a link to it), so its header, tower and key are visible.
       curr = ptr(pred->next(level).load(std::memory_order_acquire));
+      prefetch_down(pred, level);
       while (curr) {
         const std::uintptr_t w = curr->next(level).load(std::memory_order_acquire);
         if (w & kMark) {
@@ -452,12 +494,22 @@ class Kvlab {
         } else if (compare(curr, probe) < 0) {
           pred = curr;
           curr = ptr(w);
+          prefetch_down(pred, level);
         } else {
           break;
         }
       }
     }
     return curr;
+  }
+
+  // The search's next node after curr is either curr's successor (step right) or pred's
+  // successor one level down (step down); the first is loaded anyway, this starts the second in
+  // parallel, so a step down does not wait for a miss that could have overlapped the last one.
+  // relaxed: the link is only an address to prefetch; the walk loads it again (acquire) before
+  // use, and prefetching a node that is gone by then is harmless (epoch-protected, no fault).
+  static void prefetch_down(Node* pred, int level) {
+    if (level > 0) __builtin_prefetch(ptr(pred->next(level - 1).load(std::memory_order_relaxed)));
   }
 
   // Walks level 0 from n, visiting live keys below *hi (all when hi is null) until fn says stop.
@@ -498,6 +550,7 @@ class Kvlab {
       // key (file comment, Reclamation). Restart; the next pass snips pred one level up.
       if (pw & kMark) return false;
       Node* curr = ptr(pw);
+      prefetch_down(pred, level);
       while (curr) {
         const std::uintptr_t w = curr->next(level).load(std::memory_order_acquire);
         Node* succ = ptr(w);
@@ -516,6 +569,7 @@ class Kvlab {
         if (c < 0 || (past_equal && c == 0)) {
           pred = curr;
           curr = succ;
+          prefetch_down(pred, level);
           continue;
         }
         break;
@@ -590,7 +644,7 @@ class Kvlab {
 
   // Run by the eraser (winner of the box -> nullptr CAS), with the old box b.
   void finish_erase(Node* n, Box* b) {
-    reclaim::retire(b);
+    retire_box(n, b);
     count_add(-1);
     help_remove(n);
     // acq_rel: see link_upper().
