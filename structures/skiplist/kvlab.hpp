@@ -192,7 +192,7 @@ class Kvlab {
       if (Node* n = s.locate()) {
         // acquire: if we see the tombstone, our marks (release) must carry it to whoever sees them.
         Box* b = n->box.load(std::memory_order_acquire);
-        if (b && !box) box = new Box{value};
+        if (b && !box) box = box_for_assign(fresh, value);
         while (b) {
           // acq_rel: release publishes the new box; acquire orders our retire after the
           // previous installer's writes. Failure: acquire, b is the newer box.
@@ -206,9 +206,19 @@ class Kvlab {
         help_remove(n);
         continue;
       }
-      if (!fresh) fresh = make_node_with(key, s.height, value);
+      if (!kInlineBox && box) {
+        // Heap layout: the box of an assign that found a tombstone goes (back) into the node. If
+        // fresh exists, box_for_assign took its box, so fresh has none now.
+        if (fresh) {
+          fresh->box.store(std::exchange(box, nullptr), std::memory_order_relaxed);  // unshared
+        } else {
+          fresh = make_node_boxed(key, s.height, std::exchange(box, nullptr));
+        }
+      } else if (!fresh) {
+        fresh = make_node_with(key, s.height, value);
+      }
       if (link(fresh, s)) {
-        delete box;  // made for an assign that found the node tombstoned; never shared
+        delete box;  // inline layout only: made for an assign that found a tombstone; never shared
         return true;
       }
     }
@@ -399,7 +409,8 @@ class Kvlab {
   static Node* ptr(std::uintptr_t w) { return reinterpret_cast<Node*>(w & ~kMark); }
   static std::uintptr_t word(Node* n) { return reinterpret_cast<std::uintptr_t>(n); }
 
-  static Node* make_node(std::string_view key, int height, Box* box = nullptr) {
+  // A node with no box yet (the head, or the start of make_node_with).
+  static Node* make_node(std::string_view key, int height) {
     void* mem = ::operator new(sizeof(Node) + height * sizeof(Link) + key.size());
     auto* n = new (mem) Node(height, key.size());
     for (int l = 0; l < height; ++l) new (reinterpret_cast<Link*>(n + 1) + l) Link(0);
@@ -407,7 +418,7 @@ class Kvlab {
       std::memcpy(reinterpret_cast<char*>(n + 1) + height * sizeof(Link), key.data(), key.size());
     }
     n->prefix = prefix_of(key);
-    n->box.store(box, std::memory_order_relaxed);  // not yet shared
+    n->box.store(nullptr, std::memory_order_relaxed);  // not yet shared
     // Height 1: level 0 is the only link, made by the CAS that publishes the node.
     if (height == 1) n->state.store(kLinkDone, std::memory_order_relaxed);
     return n;
@@ -415,14 +426,38 @@ class Kvlab {
   // A new node holding value: in its inline slot when V allows, else in a heap box.
   template <class U>
   static Node* make_node_with(std::string_view key, int height, U&& value) {
-    if constexpr (kInlineBox) {
-      Node* n = make_node(key, height);
-      Box* b = new (n->slot.bytes) Box{std::forward<U>(value)};
-      n->box.store(b, std::memory_order_relaxed);  // not yet shared
-      return n;
-    } else {
-      return make_node(key, height, new Box{std::forward<U>(value)});
+    Node* n = make_node(key, height);
+    Box* b;
+    try {
+      if constexpr (kInlineBox) {
+        b = new (n->slot.bytes) Box{std::forward<U>(value)};
+      } else {
+        b = new Box{std::forward<U>(value)};
+      }
+    } catch (...) {
+      destroy_node(n);
+      throw;
     }
+    n->box.store(b, std::memory_order_relaxed);  // not yet shared
+    return n;
+  }
+  // A new node that takes over box, a heap box built for an assign that found a tombstone.
+  static Node* make_node_boxed(std::string_view key, int height, Box* box) {
+    Node* n = make_node(key, height);
+    n->box.store(box, std::memory_order_relaxed);  // not yet shared
+    return n;
+  }
+  // A box holding value for an assign. A heap-boxed fresh node that lost its link gives up its box
+  // instead of a second allocation; an inline box cannot move out of its node.
+  static Box* box_for_assign(Node* fresh, const V& value) {
+    if constexpr (!kInlineBox) {
+      if (fresh) {
+        Box* b = fresh->box.load(std::memory_order_relaxed);  // fresh was never shared
+        fresh->box.store(nullptr, std::memory_order_relaxed);
+        return b;
+      }
+    }
+    return new Box{value};
   }
   // Frees a box no thread can reach any more (or never could); the inline one goes with its node.
   static void free_box(Node* n, Box* b) {
