@@ -126,17 +126,26 @@ class Kvlab {
     for (;;) {
       // acquire: pairs with the release CAS that installed this head.
       Segment* s = head_.load(std::memory_order_acquire);
-      // relaxed loads: a hint to avoid burning an index on an empty queue; the FAA below decides.
+      // relaxed: a hint; the FAA below decides which index is ours.
       const std::uint64_t d = s->deq.load(std::memory_order_relaxed);
-      const std::uint64_t e = s->enq.load(std::memory_order_relaxed);
-      Segment* next = s->next.load(std::memory_order_acquire);
-      if (d >= e && next == nullptr) return std::nullopt;
       if (d >= kCells) {
+        // acquire: pairs with the release CAS that linked the successor; it is initialized.
+        Segment* next = s->next.load(std::memory_order_acquire);
         if (next == nullptr) return std::nullopt;  // tail segment exhausted, successor not yet linked
         // tail_ must never point at a retired segment: move it along first (invariant 2).
         advance(tail_, s, next);
         if (advance(head_, s, next)) reclaim::retire(s);
         continue;
+      }
+      // Empty check without burning an index. A full cell at d says an item is there, and the
+      // producers' enq line is then left alone: reading it on every pop would pull that line
+      // away from the producer on every push (relaxed: a hint, as above). Otherwise the queue is
+      // empty if no producer has taken index d and no successor segment exists.
+      std::uint64_t e = 0;  // enq as last read here; 0 = not read (enq only grows)
+      if (s->cell(d).state.load(std::memory_order_relaxed) != kFull) {
+        e = s->enq.load(std::memory_order_relaxed);
+        // acquire: as above.
+        if (e <= d && s->next.load(std::memory_order_acquire) == nullptr) return std::nullopt;
       }
       // relaxed: distinct indexes; the cell state orders the data.
       const std::uint64_t i = s->deq.fetch_add(1, std::memory_order_relaxed);
@@ -147,7 +156,10 @@ class Kvlab {
       for (int spin = 0; spin < 128; ++spin) {
         // acquire: pairs with the producer's release CAS to kFull.
         if (c.state.load(std::memory_order_acquire) == kFull) break;
-        if (s->enq.load(std::memory_order_relaxed) <= i) break;  // nobody took this index yet
+        if (e <= i) {  // not yet known that a producer took index i: look (relaxed, a hint)
+          e = s->enq.load(std::memory_order_relaxed);
+          if (e <= i) break;  // nobody took this index yet
+        }
         cpu_relax();
       }
       // acq_rel: acquire the producer's value if kFull; release our abandonment if kEmpty.
