@@ -47,6 +47,22 @@ std::size_t free_expired(std::vector<Retired>& list, std::size_t end, std::uint6
   return new_end;
 }
 
+// A thread's own list: seal() gives epochs in non-decreasing order, so [0, end) is sorted and
+// its expired objects are a prefix. Frees that prefix and returns the new end of the sealed part.
+std::size_t free_expired_prefix(std::vector<Retired>& list, std::size_t end, std::uint64_t global,
+                                std::uint64_t* freed) {
+  std::size_t k = 0;
+  // r.epoch + 2 <= global: as in free_expired.
+  while (k < end && list[k].epoch + 2 <= global) {
+    list[k].deleter(list[k].object);
+    ++k;
+  }
+  if (k == 0) return end;
+  *freed += k;
+  list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(k));
+  return end - k;
+}
+
 // Gives every not-yet-sealed retired object of r the current epoch. The SeqCst fence orders the
 // unlinks that preceded those retire() calls before the epoch read (as crossbeam-epoch seals a
 // bag): a reader that could still see one of them announced an epoch no newer than the one read.
@@ -169,9 +185,16 @@ void collect(Record& r) {
   // acquire: pairs with the release CAS in try_advance(), so the check of every announcement
   // happens before we free.
   const std::uint64_t global = g_epoch.load(std::memory_order_acquire);
-  std::uint64_t freed = 0;
-  r.sealed = free_expired(r.retired, r.sealed, global, &freed);
-  r.freed_total.fetch_add(freed, std::memory_order_relaxed);
+  // Objects sealed since the last pass carry an epoch no older than that pass's global epoch, so
+  // with the epoch unchanged there is nothing new to free. Skipping the walk matters when another
+  // thread holds the epoch back (descheduled on an oversubscribed machine): the list then grows,
+  // and walking all of it at every quiescent point made the work per operation grow with it.
+  if (global != r.freed_at_epoch) {
+    r.freed_at_epoch = global;
+    std::uint64_t freed = 0;
+    r.sealed = free_expired_prefix(r.retired, r.sealed, global, &freed);
+    r.freed_total.fetch_add(freed, std::memory_order_relaxed);
+  }
   if (g_orphans_size.load(std::memory_order_relaxed) > 0) {
     std::unique_lock lock(g_orphans_mutex, std::try_to_lock);
     if (lock.owns_lock()) {

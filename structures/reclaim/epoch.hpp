@@ -70,6 +70,9 @@ struct alignas(64) Record {
   bool online = false;
   std::vector<Retired> retired;   // [0, sealed) carry their epoch; the rest are not sealed yet
   std::size_t sealed = 0;
+  // The global epoch at this thread's last free pass: while the epoch stands still nothing new
+  // expires, so collect() does not walk the list again.
+  std::uint64_t freed_at_epoch = kIdle;
 };
 
 Record& self();  // the calling thread's record (registers on first use)
