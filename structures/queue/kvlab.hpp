@@ -20,7 +20,8 @@
 // push: i = enq.FAA(1); if i < kCells, write value then CAS state kEmpty→kFull (release); a
 // failed CAS means a consumer abandoned the cell, so take another index. i ≥ kCells: the segment
 // is full; append a new segment (CAS next) and move tail_ forward.
-// try_pop: if deq ≥ enq and there is no next segment, the queue is empty (no index is burnt).
+// try_pop: if deq ≥ enq and there is no next segment, the queue is empty (no index is burnt);
+// enq, the producers' line, is read only when the cell at deq is not already full.
 // Otherwise i = deq.FAA(1); i ≥ kCells → move head_ to the next segment and retire the old one;
 // else wait briefly for the cell's producer, then exchange the state to kTaken: kFull means we
 // own the value; kEmpty means we abandoned the cell and try the next index.
