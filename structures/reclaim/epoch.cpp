@@ -26,25 +26,21 @@ std::vector<Retired> g_orphans;
 std::atomic<std::uint64_t> g_orphans_size{0};
 std::atomic<std::uint64_t> g_orphans_freed{0};
 
-// Frees the objects of list[0, end) whose epoch is at least two behind `global`; keeps the rest
-// (and everything from `end` on) in order. Returns the new end of the examined part.
-std::size_t free_expired(std::vector<Retired>& list, std::size_t end, std::uint64_t global,
-                         std::uint64_t* freed) {
+// The orphan list (unsorted: sealed by different threads): frees the objects whose epoch is at
+// least two behind `global` and keeps the rest in order.
+void free_expired(std::vector<Retired>& list, std::uint64_t global, std::uint64_t* freed) {
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    Retired& r = list[i];
+  for (Retired& r : list) {
     // r.epoch + 2 <= global, written without a subtraction that could wrap: an entry can carry an
     // epoch newer than the `global` its collector read (an exiting thread sealed it later).
-    if (i < end && r.epoch + 2 <= global) {
+    if (r.epoch + 2 <= global) {
       r.deleter(r.object);
       ++*freed;
     } else {
       list[kept++] = r;
     }
   }
-  const std::size_t new_end = end - (list.size() - kept);
   list.resize(kept);
-  return new_end;
 }
 
 // A thread's own list: seal() gives epochs in non-decreasing order, so [0, end) is sorted and
@@ -52,7 +48,7 @@ std::size_t free_expired(std::vector<Retired>& list, std::size_t end, std::uint6
 std::size_t free_expired_prefix(std::vector<Retired>& list, std::size_t end, std::uint64_t global,
                                 std::uint64_t* freed) {
   std::size_t k = 0;
-  // r.epoch + 2 <= global: as in free_expired.
+  // r.epoch + 2 <= global: no subtraction that could wrap, as in free_expired.
   while (k < end && list[k].epoch + 2 <= global) {
     list[k].deleter(list[k].object);
     ++k;
@@ -199,7 +195,7 @@ void collect(Record& r) {
     std::unique_lock lock(g_orphans_mutex, std::try_to_lock);
     if (lock.owns_lock()) {
       std::uint64_t orphans_freed = 0;
-      free_expired(g_orphans, g_orphans.size(), global, &orphans_freed);
+      free_expired(g_orphans, global, &orphans_freed);
       g_orphans_size.store(g_orphans.size(), std::memory_order_relaxed);
       g_orphans_freed.fetch_add(orphans_freed, std::memory_order_relaxed);
     }

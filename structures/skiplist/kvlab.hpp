@@ -212,7 +212,7 @@ class Kvlab {
         if (fresh) {
           fresh->box.store(std::exchange(box, nullptr), std::memory_order_relaxed);  // unshared
         } else {
-          fresh = make_node_boxed(key, s.height, std::exchange(box, nullptr));
+          fresh = make_node(key, s.height, std::exchange(box, nullptr));
         }
       } else if (!fresh) {
         fresh = make_node_with(key, s.height, value);
@@ -409,16 +409,23 @@ class Kvlab {
   static Node* ptr(std::uintptr_t w) { return reinterpret_cast<Node*>(w & ~kMark); }
   static std::uintptr_t word(Node* n) { return reinterpret_cast<std::uintptr_t>(n); }
 
-  // A node with no box yet (the head, or the start of make_node_with).
-  static Node* make_node(std::string_view key, int height) {
-    void* mem = ::operator new(sizeof(Node) + height * sizeof(Link) + key.size());
+  // A node holding box (a heap box it takes over, freed here if the node cannot be allocated), or
+  // none yet (the head; make_node_with's inline layout).
+  static Node* make_node(std::string_view key, int height, Box* box = nullptr) {
+    void* mem;
+    try {
+      mem = ::operator new(sizeof(Node) + height * sizeof(Link) + key.size());
+    } catch (...) {
+      delete box;
+      throw;
+    }
     auto* n = new (mem) Node(height, key.size());
     for (int l = 0; l < height; ++l) new (reinterpret_cast<Link*>(n + 1) + l) Link(0);
     if (!key.empty()) {
       std::memcpy(reinterpret_cast<char*>(n + 1) + height * sizeof(Link), key.data(), key.size());
     }
     n->prefix = prefix_of(key);
-    n->box.store(nullptr, std::memory_order_relaxed);  // not yet shared
+    n->box.store(box, std::memory_order_relaxed);  // not yet shared
     // Height 1: level 0 is the only link, made by the CAS that publishes the node.
     if (height == 1) n->state.store(kLinkDone, std::memory_order_relaxed);
     return n;
@@ -426,26 +433,21 @@ class Kvlab {
   // A new node holding value: in its inline slot when V allows, else in a heap box.
   template <class U>
   static Node* make_node_with(std::string_view key, int height, U&& value) {
-    Node* n = make_node(key, height);
-    Box* b;
-    try {
-      if constexpr (kInlineBox) {
+    if constexpr (kInlineBox) {
+      Node* n = make_node(key, height);
+      // Trivially destructible and small: a throwing constructor is not expected, but stay safe.
+      Box* b;
+      try {
         b = new (n->slot.bytes) Box{std::forward<U>(value)};
-      } else {
-        b = new Box{std::forward<U>(value)};
+      } catch (...) {
+        destroy_node(n);
+        throw;
       }
-    } catch (...) {
-      destroy_node(n);
-      throw;
+      n->box.store(b, std::memory_order_relaxed);  // not yet shared
+      return n;
+    } else {
+      return make_node(key, height, new Box{std::forward<U>(value)});
     }
-    n->box.store(b, std::memory_order_relaxed);  // not yet shared
-    return n;
-  }
-  // A new node that takes over box, a heap box built for an assign that found a tombstone.
-  static Node* make_node_boxed(std::string_view key, int height, Box* box) {
-    Node* n = make_node(key, height);
-    n->box.store(box, std::memory_order_relaxed);  // not yet shared
-    return n;
   }
   // A box holding value for an assign. A heap-boxed fresh node that lost its link gives up its box
   // instead of a second allocation; an inline box cannot move out of its node.

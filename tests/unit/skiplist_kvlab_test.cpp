@@ -215,12 +215,10 @@ TEST_CASE("inserts, erases and ranges racing on 64 keys keep every invariant") {
   CHECK(found == count);
 }
 
-// Property: on four keys erased and reinserted by four threads, per key the successful inserts
-// minus the successful erases is 0 or 1 at the end and says whether the key is present: a
-// tombstoned node never hides a reinsert, and no reinsert duplicates a key.
-// Inserts and insert_or_assigns (which report whether they inserted) racing with erases on four
-// keys: per key, successful inserts minus successful erases is 1 if the key ends present, else 0.
-// With heap boxes (std::string) insert_or_assign also moves a box between its unlinked node and an
+// Property: on four keys erased and reinserted (insert, or insert_or_assign, which reports whether
+// it inserted) by four threads, per key the successful inserts minus the successful erases is 0
+// or 1 at the end and says whether the key is present: a tombstoned node never hides a reinsert,
+// and no reinsert duplicates a key. With heap boxes (std::string) insert_or_assign also moves a box between its unlinked node and an
 // assign when a link loses to a racing insert or an assign meets a tombstone; a node linked
 // without its box would show up here as a present-count mismatch, a lost box as a leak (ASan).
 TEST_CASE_TEMPLATE("a key erased and reinserted by racing threads is present iff inserts win by one",
