@@ -6,7 +6,8 @@
 //   removes. The backend protects the stored Value while a find() visitor or update() function
 //   runs (locks, hazard pointers or epochs, depending on the backend); the reference count keeps
 //   the Object alive for anyone who copied the handle out. The last reference frees it, on
-//   whichever thread drops it.
+//   whichever thread drops it, into that thread's block cache (structures/common/pool.hpp), so
+//   the next string that thread builds reuses the block without an allocator round trip.
 // - Atomic read-modify-write. Objects never change after publication, so an update() function can
 //   read one, build a successor and return it; if the backend retries the function, the discarded
 //   successor is simply freed. Changing only the expiry (EXPIRE, PERSIST) shares the Object.
@@ -28,6 +29,8 @@
 #include <string_view>
 #include <utility>
 
+#include "structures/common/pool.hpp"
+
 namespace kvlab::server {
 
 enum class ObjectType : std::uint8_t { kString = 0, kList, kSet, kHash, kZSet };
@@ -40,8 +43,7 @@ class Object {
  public:
   // A new string object holding a copy of the parts, concatenated; refcount 1.
   static Object* make_string(std::string_view a, std::string_view b = {}) {
-    void* mem = std::malloc(sizeof(Object) + a.size() + b.size());
-    if (mem == nullptr) throw std::bad_alloc();
+    void* mem = pool::allocate(sizeof(Object) + a.size() + b.size());
     auto* o = new (mem) Object(ObjectType::kString, a.size() + b.size());
     if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
     if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
@@ -49,8 +51,8 @@ class Object {
   }
   // A zero-filled string object of size n (SETRANGE fills it before publishing).
   static Object* make_zeroed(std::size_t n) {
-    void* mem = std::calloc(1, sizeof(Object) + n);
-    if (mem == nullptr) throw std::bad_alloc();
+    void* mem = pool::allocate(sizeof(Object) + n);
+    std::memset(mem, 0, sizeof(Object) + n);
     return new (mem) Object(ObjectType::kString, n);
   }
 
@@ -71,8 +73,9 @@ class Object {
         destroy_container(this);
         return;
       }
+      const std::size_t bytes = sizeof(Object) + size_;
       this->~Object();
-      std::free(this);
+      pool::deallocate(this, bytes);
     }
   }
 

@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "structures/common/hash.hpp"
+#include "structures/common/pool.hpp"
 #include "structures/common/spin_lock.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
@@ -355,14 +356,25 @@ class Kvlab {
 
   template <class... Args>
   static Entry* make_entry(std::string_view key, std::uint64_t h, Args&&... value) {
-    void* mem = ::operator new(sizeof(Entry) + key.size());
-    auto* e = new (mem) Entry{h, V(std::forward<Args>(value)...), static_cast<std::uint32_t>(key.size())};
+    static_assert(alignof(Entry) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "pool blocks are new-aligned");
+    // Entries come from the thread's pool: an overwrite's new entry usually reuses the block of
+    // an entry this thread's reclaimer freed, whichever thread allocated it (see pool.hpp).
+    const std::size_t bytes = sizeof(Entry) + key.size();
+    void* mem = pool::allocate(bytes);
+    Entry* e;
+    try {
+      e = new (mem) Entry{h, V(std::forward<Args>(value)...), static_cast<std::uint32_t>(key.size())};
+    } catch (...) {
+      pool::deallocate(mem, bytes);
+      throw;
+    }
     if (!key.empty()) std::memcpy(static_cast<char*>(mem) + sizeof(Entry), key.data(), key.size());
     return e;
   }
   static void destroy_entry(Entry* e) {
+    const std::size_t bytes = sizeof(Entry) + e->key_size;
     e->~Entry();
-    ::operator delete(e);
+    pool::deallocate(e, bytes);
   }
   static void retire_entry(Entry* e) {
     reclaim::retire(e, [](void* p) { destroy_entry(static_cast<Entry*>(p)); });

@@ -1,0 +1,126 @@
+// Per-thread caches of freed small blocks, in front of operator new (ssmem-style).
+//
+// Why: the own structures copy on write. Every overwrite allocates a new entry (and, in the
+// server, a new value object) and retires the old one, which the epoch reclaimer frees later on
+// the thread that retired it. With two threads half of those blocks were allocated by the other
+// thread. tbbmalloc [kukanov2007tbb] returns such a block to its owner through an atomic public
+// free list, and glibc malloc beyond its small tcache locks the owner's arena: a cache-line
+// transfer and an atomic (or a lock) on every write. Measured on kvlab-server --threads 2,
+// redis-benchmark SET -P 30 -d 256: server CPU per request rose from 0.84 us (1 thread) to
+// 1.14 us (2 threads) with tbbmalloc alone; with this cache, 0.77 and 0.92 us.
+// This cache keeps what a thread frees for that thread's next allocation of the same size class,
+// whoever allocated it, as the ssmem allocator of ASCYLIB does [david2015ascylib] and as the
+// thread caches of jemalloc [evans2006jemalloc] and glibc do. Memory moves between threads
+// freely; a block never goes back to the thread that allocated it.
+//
+// Layout (per thread, no sharing):
+//   struct Cache { Bin bins[kClasses]; uint8_t state; };   // bins[c] holds blocks of (c+1)*16 B
+//   struct Bin   { Block* head; uint32_t count; };         // intrusive LIFO stack
+// Thread safety: every operation touches only the calling thread's cache; blocks cross threads
+// only through the callers' own synchronization (the reclaimer's epochs), exactly as with free().
+// Bounds: a bin holds at most kBinCap[c] blocks (kBinBytes of memory, never more than 1024
+// blocks); beyond that, and for sizes above kMaxSize, blocks go straight to operator delete. A
+// thread caches at most kClasses * kBinBytes = 4 MiB. The cache drains to operator delete when the
+// thread exits. Sanitizers: under AddressSanitizer the cache is bypassed, so every block goes
+// through ASan's malloc and its quarantine still catches a use after free in the structures.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace kvlab::pool {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kBypass = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kBypass = true;
+#else
+inline constexpr bool kBypass = false;
+#endif
+#else
+inline constexpr bool kBypass = false;
+#endif
+
+inline constexpr std::size_t kGranule = 16;
+inline constexpr std::size_t kMaxSize = 512;
+inline constexpr std::size_t kClasses = kMaxSize / kGranule;
+inline constexpr std::size_t kBinBytes = 128 * 1024;
+
+namespace detail {
+
+struct Block {
+  Block* next;
+};
+struct Bin {
+  Block* head;
+  std::uint32_t count;
+};
+enum : std::uint8_t { kFresh = 0, kActive = 1, kClosed = 2 };
+struct Cache {
+  Bin bins[kClasses];
+  std::uint8_t state;  // kFresh until the first cached block registers the exit drain
+};
+
+constexpr std::array<std::uint32_t, kClasses> make_caps() {
+  std::array<std::uint32_t, kClasses> caps{};
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    std::size_t n = kBinBytes / ((c + 1) * kGranule);
+    caps[c] = static_cast<std::uint32_t>(n < 64 ? 64 : n > 1024 ? 1024 : n);
+  }
+  return caps;
+}
+inline constexpr std::array<std::uint32_t, kClasses> kBinCap = make_caps();
+static_assert(kBinCap[0] == 1024 && kBinCap[kClasses - 1] == 256);
+
+// Trivially constructible and destructible, so access is a plain TLS load (no init guard).
+inline thread_local constinit Cache tls{};
+
+// Registers the drain that runs at thread exit (pool.cpp); marks the cache active.
+void activate() noexcept;
+
+constexpr std::size_t class_of(std::size_t n) {
+  return n == 0 ? 0 : (n - 1) / kGranule;
+}
+
+}  // namespace detail
+
+// A block of at least n bytes, aligned for any fundamental type. Throws std::bad_alloc.
+inline void* allocate(std::size_t n) {
+  if (kBypass || n > kMaxSize) return ::operator new(n);
+  const std::size_t c = detail::class_of(n);
+  detail::Bin& bin = detail::tls.bins[c];
+  if (detail::Block* b = bin.head) {
+    bin.head = b->next;
+    --bin.count;
+    return b;
+  }
+  return ::operator new((c + 1) * kGranule);
+}
+
+// Gives back a block from allocate(n) (any thread's); n must be the size it was allocated with.
+inline void deallocate(void* p, std::size_t n) noexcept {
+  if (kBypass || n > kMaxSize) return ::operator delete(p);
+  const std::size_t c = detail::class_of(n);
+  detail::Cache& cache = detail::tls;
+  detail::Bin& bin = cache.bins[c];
+  if (cache.state != detail::kActive) {
+    if (cache.state == detail::kClosed) return ::operator delete(p);  // thread is exiting
+    detail::activate();
+  }
+  if (bin.count >= detail::kBinCap[c]) return ::operator delete(p);
+  auto* b = static_cast<detail::Block*>(p);
+  b->next = bin.head;
+  bin.head = b;
+  ++bin.count;
+}
+
+// Bytes held in the calling thread's cache (tests, diagnostics).
+std::size_t cached_bytes() noexcept;
+
+// Returns the calling thread's cached blocks to operator delete (tests; runs at thread exit).
+void drain() noexcept;
+
+}  // namespace kvlab::pool
