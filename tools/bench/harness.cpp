@@ -15,6 +15,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "structures/common/pool.hpp"
 #include "tools/topology/placement.hpp"
 
 namespace kvlab::bench::detail {
@@ -103,6 +104,9 @@ std::size_t rss_bytes() {
 }
 
 void release_free_memory() {
+  // The calling thread's cache of freed blocks (the own structures' entries) first, so that a
+  // table cannot grow into blocks cached from the previous one unseen.
+  kvlab::pool::drain();
   malloc_trim(0);
   // TBB's allocator (tbbmalloc) is dlopen'ed by libtbb when installed; its memory is invisible to
   // mallinfo2, and it keeps freed blocks. TBBMALLOC_CLEAN_ALL_BUFFERS = 0 in

@@ -161,8 +161,8 @@ class QuiescentTicker {
 std::size_t heap_in_use();
 // Resident set size of the process, bytes (/proc/self/statm).
 std::size_t rss_bytes();
-// Returns cached free memory to the OS (glibc malloc_trim, and tbbmalloc's buffers when TBB loaded
-// it), so that the next table's RSS growth is its own and not hidden by reuse of freed pages.
+// Returns cached free memory to the OS (the calling thread's block cache, glibc malloc_trim, and
+// tbbmalloc's buffers when TBB loaded it), so that the next table's RSS growth is its own and not hidden by reuse of freed pages.
 void release_free_memory();
 
 // Where each benchmark thread runs, for one thread count.
