@@ -6,8 +6,9 @@
 //   removes. The backend protects the stored Value while a find() visitor or update() function
 //   runs (locks, hazard pointers or epochs, depending on the backend); the reference count keeps
 //   the Object alive for anyone who copied the handle out. The last reference frees it, on
-//   whichever thread drops it, into that thread's block cache (structures/common/pool.hpp), so
-//   the next string that thread builds reuses the block without an allocator round trip.
+//   whichever thread drops it. A string of up to 512 bytes with its header goes into that
+//   thread's block cache (structures/common/pool.hpp), so the next string that thread builds
+//   reuses the block without an allocator round trip.
 // - Atomic read-modify-write. Objects never change after publication, so an update() function can
 //   read one, build a successor and return it; if the backend retries the function, the discarded
 //   successor is simply freed. Changing only the expiry (EXPIRE, PERSIST) shares the Object.
@@ -43,17 +44,15 @@ class Object {
  public:
   // A new string object holding a copy of the parts, concatenated; refcount 1.
   static Object* make_string(std::string_view a, std::string_view b = {}) {
-    void* mem = pool::allocate(sizeof(Object) + a.size() + b.size());
-    auto* o = new (mem) Object(ObjectType::kString, a.size() + b.size());
+    auto* o = new (allocate_bytes(sizeof(Object) + a.size() + b.size(), false))
+        Object(ObjectType::kString, a.size() + b.size());
     if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
     if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
     return o;
   }
   // A zero-filled string object of size n (SETRANGE fills it before publishing).
   static Object* make_zeroed(std::size_t n) {
-    void* mem = pool::allocate(sizeof(Object) + n);
-    std::memset(mem, 0, sizeof(Object) + n);
-    return new (mem) Object(ObjectType::kString, n);
+    return new (allocate_bytes(sizeof(Object) + n, true)) Object(ObjectType::kString, n);
   }
 
   ObjectType type() const { return type_; }
@@ -75,11 +74,32 @@ class Object {
       }
       const std::size_t bytes = sizeof(Object) + size_;
       this->~Object();
-      pool::deallocate(this, bytes);
+      free_bytes(this, bytes);
     }
   }
 
  protected:
+  // Small strings come from the thread's block cache (pool.hpp); large ones from malloc, so that
+  // calloc's lazily zeroed pages keep a SETRANGE at a large offset from writing (and committing)
+  // every byte up front. release() frees by the same size test.
+  static void* allocate_bytes(std::size_t bytes, bool zeroed) {
+    if (bytes <= pool::kMaxSize) {
+      void* mem = pool::allocate(bytes);
+      if (zeroed) std::memset(mem, 0, bytes);
+      return mem;
+    }
+    void* mem = zeroed ? std::calloc(1, bytes) : std::malloc(bytes);
+    if (mem == nullptr) throw std::bad_alloc();
+    return mem;
+  }
+  static void free_bytes(void* mem, std::size_t bytes) noexcept {
+    if (bytes <= pool::kMaxSize) {
+      pool::deallocate(mem, bytes);
+    } else {
+      std::free(mem);
+    }
+  }
+
   Object(ObjectType t, std::size_t n) : size_(static_cast<std::uint32_t>(n)), type_(t) {}
   std::atomic<std::uint32_t> refs_{1};
   std::uint32_t size_;
@@ -87,6 +107,7 @@ class Object {
   // The bytes follow the header in the same allocation.
 };
 static_assert(sizeof(Object) == 12 || sizeof(Object) == 16, "Object header stays small");
+static_assert(alignof(Object) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "pool blocks are new-aligned");
 
 // An owning handle to an Object (like an intrusive shared_ptr).
 class ObjectRef {

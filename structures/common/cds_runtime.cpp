@@ -8,6 +8,8 @@
 #include <memory>
 #include <thread>
 
+#include "structures/common/pool.hpp"
+
 namespace kvlab::cds_runtime {
 namespace {
 
@@ -27,7 +29,8 @@ class Runtime {
     gc_ = std::make_unique<cds::gc::HP>(kHazardPointers, max_threads_);
   }
   ~Runtime() {
-    gc_.reset();  // frees every retired node still pending
+    gc_.reset();    // frees every retired node still pending
+    pool::close();  // which may have cached blocks after this thread's exit drain ran
     cds::Terminate();
   }
   unsigned max_threads() const { return max_threads_; }

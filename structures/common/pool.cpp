@@ -3,14 +3,11 @@
 namespace kvlab::pool {
 namespace {
 
-// Its destructor runs at thread exit, after the thread's last deallocate() that could cache (the
-// thread_local is constructed by the first one, and destructors run in reverse order of
-// construction). A deallocate() after it finds the cache closed and frees directly.
+// Constructed by the thread's first caching deallocate(), destroyed at thread exit. Thread-local
+// destructors that run after it (those of objects constructed earlier) find the cache closed
+// and free straight to operator delete, so nothing is cached once the drain has run.
 struct ExitDrain {
-  ~ExitDrain() {
-    drain();
-    detail::tls.state = detail::kClosed;
-  }
+  ~ExitDrain() { close(); }
 };
 
 }  // namespace
@@ -36,6 +33,11 @@ void drain() noexcept {
     }
     bin.count = 0;
   }
+}
+
+void close() noexcept {
+  drain();
+  detail::tls.state = detail::kClosed;
 }
 
 }  // namespace kvlab::pool

@@ -11,18 +11,19 @@
 // This cache keeps what a thread frees for that thread's next allocation of the same size class,
 // whoever allocated it, as the ssmem allocator of ASCYLIB does [david2015ascylib] and as the
 // thread caches of jemalloc [evans2006jemalloc] and glibc do. Memory moves between threads
-// freely; a block never goes back to the thread that allocated it.
+// freely; a block need not go back to the thread that allocated it.
 //
 // Layout (per thread, no sharing):
 //   struct Cache { Bin bins[kClasses]; uint8_t state; };   // bins[c] holds blocks of (c+1)*16 B
 //   struct Bin   { Block* head; uint32_t count; };         // intrusive LIFO stack
 // Thread safety: every operation touches only the calling thread's cache; blocks cross threads
 // only through the callers' own synchronization (the reclaimer's epochs), exactly as with free().
-// Bounds: a bin holds at most kBinCap[c] blocks (kBinBytes of memory, never more than 1024
-// blocks); beyond that, and for sizes above kMaxSize, blocks go straight to operator delete. A
-// thread caches at most kClasses * kBinBytes = 4 MiB. The cache drains to operator delete when the
-// thread exits. Sanitizers: under AddressSanitizer the cache is bypassed, so every block goes
-// through ASan's malloc and its quarantine still catches a use after free in the structures.
+// Bounds: a bin holds at most kBinCap[c] = min(1024, kBinBytes / block size) blocks (256 to 1024);
+// beyond that, and for sizes above kMaxSize, blocks go straight to operator delete. A thread
+// caches at most kBinBytes per class, 3.6 MiB in all (the classes under 128 B stop at 1024
+// blocks). The cache drains to operator delete when the thread exits (close()). Sanitizers: under
+// AddressSanitizer the cache is bypassed, so every block goes through ASan's malloc and its
+// quarantine still catches a use after free in the structures.
 #pragma once
 
 #include <array>
@@ -67,13 +68,13 @@ struct Cache {
 constexpr std::array<std::uint32_t, kClasses> make_caps() {
   std::array<std::uint32_t, kClasses> caps{};
   for (std::size_t c = 0; c < kClasses; ++c) {
-    std::size_t n = kBinBytes / ((c + 1) * kGranule);
-    caps[c] = static_cast<std::uint32_t>(n < 64 ? 64 : n > 1024 ? 1024 : n);
+    const std::size_t n = kBinBytes / ((c + 1) * kGranule);
+    caps[c] = static_cast<std::uint32_t>(n > 1024 ? 1024 : n);
   }
   return caps;
 }
 inline constexpr std::array<std::uint32_t, kClasses> kBinCap = make_caps();
-static_assert(kBinCap[0] == 1024 && kBinCap[kClasses - 1] == 256);
+static_assert(kBinCap[0] == 1024 && kBinCap[kClasses - 1] == 256, "256 to 1024 blocks");
 
 // Trivially constructible and destructible, so access is a plain TLS load (no init guard).
 inline thread_local constinit Cache tls{};
@@ -120,7 +121,12 @@ inline void deallocate(void* p, std::size_t n) noexcept {
 // Bytes held in the calling thread's cache (tests, diagnostics).
 std::size_t cached_bytes() noexcept;
 
-// Returns the calling thread's cached blocks to operator delete (tests; runs at thread exit).
+// Returns the calling thread's cached blocks to operator delete (tests, the bench's baselines).
 void drain() noexcept;
+
+// drain(), and from then on the calling thread's deallocate() goes straight to operator delete.
+// Runs at thread exit; the process-exit sweeps (the reclaimer's, libcds's) call it after freeing
+// on the main thread, whose thread-exit drain has already run by then.
+void close() noexcept;
 
 }  // namespace kvlab::pool

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <utility>
 
+#include "structures/common/pool.hpp"
+
 namespace kvlab::reclaim {
 namespace detail {
 
@@ -142,6 +144,8 @@ struct ExitSweep {
       delete r;
       r = next;
     }
+    // The deleters may have cached blocks on this (main) thread after its thread-exit drain ran.
+    pool::close();
   }
 };
 ExitSweep g_exit_sweep;
