@@ -24,7 +24,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -44,15 +43,17 @@ class Object {
  public:
   // A new string object holding a copy of the parts, concatenated; refcount 1.
   static Object* make_string(std::string_view a, std::string_view b = {}) {
-    auto* o = new (allocate_bytes(sizeof(Object) + a.size() + b.size(), false))
+    auto* o = new (pool::allocate(sizeof(Object) + a.size() + b.size()))
         Object(ObjectType::kString, a.size() + b.size());
     if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
     if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
     return o;
   }
-  // A zero-filled string object of size n (SETRANGE fills it before publishing).
+  // A zero-filled string object of size n (SETRANGE fills it before publishing). Large ones come
+  // from calloc's lazily zeroed pages (pool::allocate_zeroed), so a SETRANGE at a large offset
+  // does not write, and commit, every byte up front.
   static Object* make_zeroed(std::size_t n) {
-    return new (allocate_bytes(sizeof(Object) + n, true)) Object(ObjectType::kString, n);
+    return new (pool::allocate_zeroed(sizeof(Object) + n)) Object(ObjectType::kString, n);
   }
 
   ObjectType type() const { return type_; }
@@ -74,32 +75,11 @@ class Object {
       }
       const std::size_t bytes = sizeof(Object) + size_;
       this->~Object();
-      free_bytes(this, bytes);
+      pool::deallocate(this, bytes);
     }
   }
 
  protected:
-  // Small strings come from the thread's block cache (pool.hpp); large ones from malloc, so that
-  // calloc's lazily zeroed pages keep a SETRANGE at a large offset from writing (and committing)
-  // every byte up front. release() frees by the same size test.
-  static void* allocate_bytes(std::size_t bytes, bool zeroed) {
-    if (bytes <= pool::kMaxSize) {
-      void* mem = pool::allocate(bytes);
-      if (zeroed) std::memset(mem, 0, bytes);
-      return mem;
-    }
-    void* mem = zeroed ? std::calloc(1, bytes) : std::malloc(bytes);
-    if (mem == nullptr) throw std::bad_alloc();
-    return mem;
-  }
-  static void free_bytes(void* mem, std::size_t bytes) noexcept {
-    if (bytes <= pool::kMaxSize) {
-      pool::deallocate(mem, bytes);
-    } else {
-      std::free(mem);
-    }
-  }
-
   Object(ObjectType t, std::size_t n) : size_(static_cast<std::uint32_t>(n)), type_(t) {}
   std::atomic<std::uint32_t> refs_{1};
   std::uint32_t size_;

@@ -21,7 +21,7 @@ void detail::activate() noexcept {
 std::size_t cached_bytes() noexcept {
   std::size_t bytes = 0;
   for (std::size_t c = 0; c < kClasses; ++c)
-    bytes += detail::tls.bins[c].count * (c + 1) * kGranule;
+    bytes += detail::tls.bins[c].count * detail::class_bytes(c);
   return bytes;
 }
 

@@ -19,31 +19,37 @@
 // Thread safety: every operation touches only the calling thread's cache; blocks cross threads
 // only through the callers' own synchronization (the reclaimer's epochs), exactly as with free().
 // Bounds: a bin holds at most kBinCap[c] = min(1024, kBinBytes / block size) blocks (256 to 1024);
-// beyond that, and for sizes above kMaxSize, blocks go straight to operator delete. A thread
-// caches at most kBinBytes per class, 3.6 MiB in all (the classes under 128 B stop at 1024
-// blocks). The cache drains to operator delete when the thread exits (close()). Sanitizers: under
-// AddressSanitizer the cache is bypassed, so every block goes through ASan's malloc and its
-// quarantine still catches a use after free in the structures.
+// beyond that, blocks go straight to operator delete. Sizes above kMaxSize are never cached: they
+// come from malloc (calloc for allocate_zeroed) and go back to free. A thread caches at most
+// kBinBytes per class, 3.6 MiB in all (the classes under 128 B stop at 1024 blocks). The cache
+// drains to operator delete when the thread exits (close()). Sanitizers: under AddressSanitizer
+// the cache is bypassed, so every block goes through ASan's malloc and its quarantine still
+// catches a use after free in the structures.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace kvlab::pool {
 
+// KVLAB_POOL_BYPASS is 1 when AddressSanitizer instruments the including translation unit (GCC
+// defines __SANITIZE_ADDRESS__, Clang answers __has_feature); the cache is then bypassed. Tests
+// that count allocations use the same macro to know whether the cache is in the way.
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kBypass = true;
+#define KVLAB_POOL_BYPASS 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr bool kBypass = true;
-#else
-inline constexpr bool kBypass = false;
+#define KVLAB_POOL_BYPASS 1
 #endif
-#else
-inline constexpr bool kBypass = false;
 #endif
+#ifndef KVLAB_POOL_BYPASS
+#define KVLAB_POOL_BYPASS 0
+#endif
+inline constexpr bool kBypass = KVLAB_POOL_BYPASS != 0;
 
 inline constexpr std::size_t kGranule = 16;
 inline constexpr std::size_t kMaxSize = 512;
@@ -65,10 +71,18 @@ struct Cache {
   std::uint8_t state;  // kFresh until the first cached block registers the exit drain
 };
 
+constexpr std::size_t class_of(std::size_t n) {
+  return n == 0 ? 0 : (n - 1) / kGranule;
+}
+// The block size of class c.
+constexpr std::size_t class_bytes(std::size_t c) {
+  return (c + 1) * kGranule;
+}
+
 constexpr std::array<std::uint32_t, kClasses> make_caps() {
   std::array<std::uint32_t, kClasses> caps{};
   for (std::size_t c = 0; c < kClasses; ++c) {
-    const std::size_t n = kBinBytes / ((c + 1) * kGranule);
+    const std::size_t n = kBinBytes / class_bytes(c);
     caps[c] = static_cast<std::uint32_t>(n > 1024 ? 1024 : n);
   }
   return caps;
@@ -82,15 +96,25 @@ inline thread_local constinit Cache tls{};
 // Registers the drain that runs at thread exit (pool.cpp); marks the cache active.
 void activate() noexcept;
 
-constexpr std::size_t class_of(std::size_t n) {
-  return n == 0 ? 0 : (n - 1) / kGranule;
+// Blocks above kMaxSize: malloc, or calloc when zeroed (its fresh pages are zero without a
+// write, so a large zeroed block costs no memset and commits only what is touched).
+inline void* allocate_large(std::size_t n, bool zeroed) {
+  void* p = zeroed ? std::calloc(1, n) : std::malloc(n);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
 }
 
 }  // namespace detail
 
+// The usable size of a block from allocate(n): n rounded up to its class, or n above kMaxSize.
+constexpr std::size_t class_size(std::size_t n) {
+  return n > kMaxSize ? n : detail::class_bytes(detail::class_of(n));
+}
+
 // A block of at least n bytes, aligned for any fundamental type. Throws std::bad_alloc.
 inline void* allocate(std::size_t n) {
-  if (kBypass || n > kMaxSize) return ::operator new(n);
+  if (n > kMaxSize) return detail::allocate_large(n, false);
+  if (kBypass) return ::operator new(n);
   const std::size_t c = detail::class_of(n);
   detail::Bin& bin = detail::tls.bins[c];
   if (detail::Block* b = bin.head) {
@@ -98,12 +122,23 @@ inline void* allocate(std::size_t n) {
     --bin.count;
     return b;
   }
-  return ::operator new((c + 1) * kGranule);
+  return ::operator new(detail::class_bytes(c));
 }
 
-// Gives back a block from allocate(n) (any thread's); n must be the size it was allocated with.
+// allocate(n) with the first n bytes zero; above kMaxSize through calloc, which leaves fresh
+// pages untouched (a SETRANGE at a large offset commits only the pages it writes).
+inline void* allocate_zeroed(std::size_t n) {
+  if (n > kMaxSize) return detail::allocate_large(n, true);
+  void* p = allocate(n);
+  std::memset(p, 0, n);
+  return p;
+}
+
+// Gives back a block from allocate(n) or allocate_zeroed(n) (any thread's); n must be the size it
+// was allocated with.
 inline void deallocate(void* p, std::size_t n) noexcept {
-  if (kBypass || n > kMaxSize) return ::operator delete(p);
+  if (n > kMaxSize) return std::free(p);
+  if (kBypass) return ::operator delete(p);
   const std::size_t c = detail::class_of(n);
   detail::Cache& cache = detail::tls;
   detail::Bin& bin = cache.bins[c];

@@ -19,19 +19,10 @@
 
 namespace pool = kvlab::pool;
 
-// Under AddressSanitizer the cache is bypassed and ASan owns operator new; elsewhere the test
-// replaces operator new to count live blocks (and allocates them with malloc, so
-// malloc_usable_size tells how large a block really is).
-#if defined(__SANITIZE_ADDRESS__)
-#define KVLAB_COUNT_NEW 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KVLAB_COUNT_NEW 0
-#endif
-#endif
-#ifndef KVLAB_COUNT_NEW
-#define KVLAB_COUNT_NEW 1
-#endif
+// Under AddressSanitizer the cache is bypassed (KVLAB_POOL_BYPASS) and ASan owns operator new;
+// elsewhere the test replaces operator new to count live blocks (and allocates them with malloc,
+// so malloc_usable_size tells how large a block really is).
+#define KVLAB_COUNT_NEW (!KVLAB_POOL_BYPASS)
 
 #if KVLAB_COUNT_NEW
 namespace {
@@ -72,12 +63,6 @@ TEST_CASE("a freed block is the next block of its size class, and only of its cl
   CHECK(pool::cached_bytes() == 0);
 }
 
-// The size a block of n bytes must at least have: its class's, or n beyond the cached sizes.
-std::size_t class_bytes(std::size_t n) {
-  if (n > pool::kMaxSize) return n;
-  return (n == 0 ? 1 : (n + pool::kGranule - 1) / pool::kGranule) * pool::kGranule;
-}
-
 TEST_CASE("every size from 0 past the limit round-trips with its whole class writable") {
   pool::drain();
   // Twice: fresh blocks the first time, cached ones (sizes up to kMaxSize) the second.
@@ -86,7 +71,7 @@ TEST_CASE("every size from 0 past the limit round-trips with its whole class wri
     for (std::size_t n = 0; n <= pool::kMaxSize + 64; ++n) {
       void* p = pool::allocate(n);
 #if KVLAB_COUNT_NEW
-      CHECK_MESSAGE(malloc_usable_size(p) >= class_bytes(n), "size ", n);
+      CHECK_MESSAGE(malloc_usable_size(p) >= pool::class_size(n), "size ", n);
 #endif
       std::memset(p, static_cast<int>(n), n);
       blocks.push_back(p);
@@ -101,9 +86,52 @@ TEST_CASE("every size from 0 past the limit round-trips with its whole class wri
     }
     // Sizes above kMaxSize are not cached; every smaller one is (the bins are far from full).
     std::size_t expected = 0;
-    for (std::size_t n = 0; n <= pool::kMaxSize; ++n) expected += class_bytes(n);
+    for (std::size_t n = 0; n <= pool::kMaxSize; ++n) expected += pool::class_size(n);
     CHECK(pool::cached_bytes() == (pool::kBypass ? 0 : expected));
   }
+  pool::drain();
+}
+
+TEST_CASE("class sizes round up to 16 bytes up to the limit, and are exact above it") {
+  CHECK(pool::class_size(0) == 16);
+  CHECK(pool::class_size(1) == 16);
+  CHECK(pool::class_size(16) == 16);
+  CHECK(pool::class_size(17) == 32);
+  CHECK(pool::class_size(pool::kMaxSize) == pool::kMaxSize);
+  CHECK(pool::class_size(pool::kMaxSize + 1) == pool::kMaxSize + 1);
+}
+
+TEST_CASE("allocate_zeroed gives zero bytes, also in a reused dirty block, and large blocks "
+          "bypass operator new") {
+  pool::drain();
+  void* dirty = pool::allocate(200);
+  std::memset(dirty, 0x5a, 200);
+  pool::deallocate(dirty, 200);
+  auto* z = static_cast<unsigned char*>(pool::allocate_zeroed(200));
+  if (!pool::kBypass) CHECK(static_cast<void*>(z) == dirty);  // the cached block, cleared
+  bool zero = true;
+  for (std::size_t i = 0; i < 200; ++i) zero = zero && z[i] == 0;
+  CHECK(zero);
+  pool::deallocate(z, 200);
+
+#if KVLAB_COUNT_NEW
+  const long live0 = g_live.load(std::memory_order_relaxed);
+#endif
+  // 64 MiB: calloc maps fresh zero pages; touching a few must read zeros.
+  constexpr std::size_t kBig = std::size_t{64} << 20;
+  auto* big = static_cast<unsigned char*>(pool::allocate_zeroed(kBig));
+  bool big_zero = true;
+  for (std::size_t i = 0; i < kBig; i += 4096 * 97) big_zero = big_zero && big[i] == 0;
+  CHECK(big_zero);
+  CHECK(big[kBig - 1] == 0);
+  void* large = pool::allocate(pool::kMaxSize + 1);
+#if KVLAB_COUNT_NEW
+  CHECK(malloc_usable_size(big) >= kBig);
+  CHECK(g_live.load(std::memory_order_relaxed) == live0);  // malloc/calloc, not operator new
+#endif
+  pool::deallocate(large, pool::kMaxSize + 1);
+  pool::deallocate(big, kBig);
+  CHECK(pool::cached_bytes() == (pool::kBypass ? 0 : 208));  // only the 200-byte block, cached
   pool::drain();
 }
 
