@@ -97,6 +97,12 @@ int main(int argc, char** argv) {
                  "buckets, entries and values (backends with a prefetch hint: hash/kvlab)")
       ->capture_default_str()
       ->check(CLI::IsMember({"yes", "no"}));
+  app.add_option("--yield", cfg.yield,
+                 "yes: a worker that just served events yields the CPU once and polls again "
+                 "before it sleeps, so clients sharing its CPU run first; auto: yes when the "
+                 "workers are at least as many as the allowed CPUs")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
   app.add_option("--placement", cfg.placement,
                  "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
                  "explicit:LIST")
@@ -123,6 +129,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned> allowed;
   const unsigned ncpus = allowed_cpus(&allowed);
   if (cfg.threads == 0) cfg.threads = ncpus;
+  cfg.yield_on = cfg.yield == "yes" || (cfg.yield == "auto" && cfg.threads >= ncpus);
   if (cfg.backend.empty()) cfg.backend = std::string(kvlab::default_map_backend());
 
   const kvlab::BackendTraits* traits = kvlab::find_backend(cfg.backend);
@@ -264,6 +271,8 @@ int main(int argc, char** argv) {
                : server.keyspace().prefetch({}, [](const kvlab::server::Value&) {})
                    ? "on"
                    : "on, but the backend ignores the hint");
+  std::fprintf(stderr, "yield before sleeping: %s (--yield %s)\n", cfg.yield_on ? "on" : "off",
+               cfg.yield.c_str());
   if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());
   for (const auto& w : warnings) std::fprintf(stderr, "placement warning: %s\n", w.c_str());
   for (unsigned i = 0; i < cfg.threads; ++i)

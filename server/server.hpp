@@ -36,6 +36,10 @@ struct Config {
   std::string smt = "auto";
   bool protected_mode = true;
   bool prefetch = true;  // --prefetch: keyspace prefetch hint for pipelined windows (worker.cpp)
+  // --yield: a busy worker yields the CPU once before it polls again (worker.cpp, Worker::run).
+  // "auto" resolves in main(): on when the workers are at least as many as the allowed CPUs.
+  std::string yield = "auto";
+  bool yield_on = false;
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
 };

@@ -570,6 +570,8 @@ const std::vector<ConfigParam>& config_params() {
     p.push_back({"kvlab-queue", [](Server& s) { return s.config().queue; }, nullptr});
     p.push_back({"kvlab-threads", [](Server& s) { return std::to_string(s.num_workers()); }, nullptr});
     p.push_back({"kvlab-placement", [](Server& s) { return s.config().placement; }, nullptr});
+    p.push_back({"kvlab-yield", [](Server& s) { return std::string(s.config().yield_on ? "yes" : "no"); },
+                 nullptr});
     for (const auto& [name, value] : g_soft) p.push_back(soft_param(name));
     return p;
   }();
@@ -816,6 +818,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       << "kvlab_mode:shared\r\n"
       << "kvlab_threads:" << s.num_workers() << "\r\n"
       << "kvlab_placement:" << s.config().placement << "\r\n"
+      << "kvlab_yield:" << (s.config().yield_on ? "on" : "off") << "\r\n"
       << "kvlab_expiry_index_entries:" << expiry_index << "\r\n";
     if (s.num_workers() > 0) {
       const BackendTraits& q = s.worker(0).queue_traits();

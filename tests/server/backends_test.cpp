@@ -3,6 +3,7 @@
 // with one worker (the server refuses them otherwise, which is checked too).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <string>
@@ -172,6 +173,51 @@ TEST_SUITE("server") {
                               &out) == 0);
     CHECK(out.find("worker 0:") != std::string::npos);
     CHECK(out.find("worker 1:") != std::string::npos);
+  }
+
+  // --yield changes only when a busy worker polls again, never what the commands do: with it on
+  // and off, two workers serve pipelined INCRs from four clients exactly, and INFO and CONFIG GET
+  // report the mode; "auto" follows the worker count against the allowed CPUs.
+  TEST_CASE("--yield on and off serve concurrent pipelines exactly and are reported") {
+    for (const char* mode : {"yes", "no"}) {
+      CAPTURE(mode);
+      kvtest::ServerProcess s({"--threads", "2", "--yield", mode});
+      REQUIRE(s.running());
+      std::vector<std::thread> threads;
+      std::atomic<int> errors{0};
+      for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+          Client c(s.port());
+          for (int batch = 0; batch < 20; ++batch) {
+            for (int i = 0; i < 100; ++i) c.append({"INCR", "n"});
+            for (int i = 0; i < 100; ++i)
+              if (c.get_reply().type != REDIS_REPLY_INTEGER) errors.fetch_add(1);
+          }
+        });
+      }
+      for (auto& t : threads) t.join();
+      Client c(s.port());
+      CHECK(errors.load() == 0);
+      CHECK(c("GET n").str == "8000");
+      const std::string on = std::string(mode) == "yes" ? "on" : "off";
+      CHECK(c("INFO kvlab").str.find("kvlab_yield:" + on + "\r\n") != std::string::npos);
+      const Reply cfg = c("CONFIG GET kvlab-yield");
+      REQUIRE(cfg.elements.size() == 2);
+      CHECK(cfg.elements[1].str == mode);
+    }
+    // auto: a single worker on a machine with more CPUs than workers does not yield; as many
+    // workers as CPUs do.
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    if (CPU_COUNT(&allowed) >= 2) {
+      kvtest::ServerProcess one({"--threads", "1"});
+      REQUIRE(one.running());
+      CHECK(Client(one.port())("INFO kvlab").str.find("kvlab_yield:off") != std::string::npos);
+    }
+    std::string out;
+    CHECK(kvtest::run_capture(kvtest::server_path() + " --yield sometimes", &out) != 0);
+    CHECK(out.find("--yield") != std::string::npos);
   }
 
   TEST_CASE("flags can come from a config file") {
