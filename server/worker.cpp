@@ -241,16 +241,15 @@ void Worker::run() {
   // Asked once, with no keys: does the backend act on the prefetch hint at all?
   prefetch_ = server_.config().prefetch && server_.keyspace().prefetch({}, [](const Value&) {});
   const bool yield = server_.config().yield_on;
-  // Yield only after an iteration that ran at least this many commands (a pipeline of 16, or 16
-  // clients at once): below that the clients are slower than the worker and the extra poll
-  // mostly comes back empty. Yielding after every non-empty poll cost 11-25 % more server CPU at
-  // redis-benchmark -P 1 -c 50 for the same requests/s; with this threshold, none (32 also
-  // worked, but then a lone P=30 pipeline did not count).
-  constexpr std::uint64_t kYieldMinCommands = 16;
-  std::atomic<std::uint64_t>& commands = server_.stats(index_).commands;
-  // Relaxed loads: this worker is the counter's only writer.
-  std::uint64_t commands_before = commands.load(std::memory_order_relaxed);
-  bool busy = false;  // the last iteration ran at least kYieldMinCommands commands
+  bool busy = false;  // the last poll returned events
+  // Yield back-off: after a yield whose poll came back empty, skip the next 1, 3, 7 … 63 chances
+  // to yield; a poll that finds events resets it. When the clients are slower than the worker
+  // (redis-benchmark -P 1 -c 50: one client thread), most extra polls would come back empty:
+  // yielding after every busy iteration cost 11-25 % more server CPU there, with the back-off 5-7 %.
+  // A threshold of 16 commands per iteration instead cost nothing there, but left two workers at
+  // 0.78x of one under kvlab load -P 1 (a client fast enough to saturate the server), where the
+  // back-off reaches 0.96-1.0x.
+  unsigned yield_skip = 0, yield_backoff = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     int timeout = next_timeout_ms(wall_ms());
     if (accept_paused_until_ms_ != 0) {
@@ -262,7 +261,7 @@ void Worker::run() {
       }
     }
     reclaim::offline();
-    // Yield before sleeping (--yield): a worker that just ran a batch gives its CPU to whoever
+    // Yield before sleeping (--yield): a worker that just served events gives its CPU to whoever
     // else is runnable there (the client, another worker) and polls once more before it blocks.
     // When workers and clients share the CPUs, the clients then send their next requests before
     // this worker sleeps, so it finds them without a sleep and a wake-up (the wake-up runs the
@@ -274,10 +273,21 @@ void Worker::run() {
     // It never spins: an empty poll goes straight to the blocking epoll_wait.
     int n = 0;
     if (yield && busy) {
-      sched_yield();
-      n = epoll_wait(epfd_, events, kMaxEvents, 0);
+      if (yield_skip > 0) {
+        --yield_skip;
+      } else {
+        sched_yield();
+        n = epoll_wait(epfd_, events, kMaxEvents, 0);
+        if (n > 0) {
+          yield_backoff = 0;
+        } else {
+          yield_backoff = std::min(2 * yield_backoff + 1, 63u);
+          yield_skip = yield_backoff;
+        }
+      }
     }
     if (n <= 0) n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+    busy = n > 0;
     reclaim::online();
     bool woken = false;
     if (n < 0 && errno != EINTR) {
@@ -318,9 +328,6 @@ void Worker::run() {
     if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
     server_.sample_ops(now);
     reclaim::quiescent();
-    const std::uint64_t commands_after = commands.load(std::memory_order_relaxed);
-    busy = commands_after - commands_before >= kYieldMinCommands;
-    commands_before = commands_after;
   }
   drain_and_close_all();
   reclaim::offline();

@@ -3,6 +3,9 @@
 # See README.md for the question and how to read the table.
 #
 # Usage: experiments/server-vs-redis/run.sh [-n REQUESTS] [-r RUNS] [-b BACKEND] [--server PATH]
+#                                          [--client redis-benchmark|kvlab-load]
+# --client kvlab-load drives the same requests with `kvlab load` (closed loop, 50 connections,
+# a window of P requests in flight per connection, 256-byte values over 100,000 keys).
 # Output: experiments/results/server-vs-redis/<timestamp>/{results.csv,table.md,*.log}
 set -eu
 
@@ -12,19 +15,27 @@ n=2000000
 runs=3
 backend=
 server="$root/build/server/kvlab-server"
+client=redis-benchmark
+kvlab_cli="$root/build/tools/cli/kvlab"
 while [ $# -gt 0 ]; do
   case $1 in
     -n) n=$2; shift 2 ;;
     -r) runs=$2; shift 2 ;;
     -b) backend=$2; shift 2 ;;
     --server) server=$2; shift 2 ;;
-    *) echo "usage: $0 [-n REQUESTS] [-r RUNS] [-b BACKEND] [--server PATH]" >&2; exit 2 ;;
+    --client) client=$2; shift 2 ;;
+    *) echo "usage: $0 [-n REQUESTS] [-r RUNS] [-b BACKEND] [--server PATH] [--client redis-benchmark|kvlab-load]" >&2; exit 2 ;;
   esac
 done
 for p in redis-server redis-benchmark redis-cli; do
   command -v $p >/dev/null || { echo "needs $p (apt-get install redis-server redis-tools)" >&2; exit 77; }
 done
 [ -x "$server" ] || { echo "build kvlab-server first ($server)" >&2; exit 2; }
+case $client in
+  redis-benchmark) ;;
+  kvlab-load) [ -x "$kvlab_cli" ] || { echo "build kvlab first ($kvlab_cli)" >&2; exit 2; } ;;
+  *) echo "--client: redis-benchmark or kvlab-load, not '$client'" >&2; exit 2 ;;
+esac
 
 out="$root/experiments/results/server-vs-redis/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"
@@ -89,11 +100,19 @@ for run in $(seq 1 "$runs"); do
         threads=1; [ "$label" = kvlab-2 ] && threads=2
         c0=$(cpu_ticks "$pid")
         t0=$(date +%s.%N)
-        line=$(redis-benchmark -p "$port" -P "$pipeline" -d 256 -r 100000 -c 50 -n "$reqs" \
-                 -t "$test" --csv 2>/dev/null | tail -1)
+        if [ "$client" = redis-benchmark ]; then
+          line=$(redis-benchmark -p "$port" -P "$pipeline" -d 256 -r 100000 -c 50 -n "$reqs" \
+                   -t "$test" --csv 2>/dev/null | tail -1)
+          rps=$(echo "$line" | awk -F'","' '{ gsub(/"/, "", $2); print $2 }')
+        else
+          cmd="GET __key__"; [ "$test" = set ] && cmd="SET __key__ __data__"
+          # The CSV's second field is the achieved rate.
+          rps=$("$kvlab_cli" load --port "$port" -c 50 --pipeline "$pipeline" --data-size 256 \
+                  --keys 100000 --requests "$reqs" --command "$cmd" -q --format csv 2>/dev/null |
+                tail -1 | cut -d, -f2)
+        fi
         t1=$(date +%s.%N)
         c1=$(cpu_ticks "$pid")
-        rps=$(echo "$line" | awk -F'","' '{ gsub(/"/, "", $2); print $2 }')
         awk -v s="$label" -v th="$threads" -v p="$pipeline" -v t="$test" -v r="$run" \
             -v n="$reqs" -v t0="$t0" -v t1="$t1" -v rps="$rps" -v c0="$c0" -v c1="$c1" \
             -v tck="$tck" 'BEGIN {
@@ -111,5 +130,9 @@ uptime > "$out/load.txt"
 # Medians over runs; ratios paired per run (see summary.py).
 python3 "$here/summary.py" "$csv" | tee "$out/table.md"
 echo
-echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs; medians, paired ratios (range)"
+if [ "$client" = redis-benchmark ]; then
+  echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs; medians, paired ratios (range)"
+else
+  echo "command: kvlab load -c 50 --pipeline {30,1} --data-size 256 --keys 100000 --requests $n (P=1: n/4) --command {SET,GET}; $runs runs; medians, paired ratios (range)"
+fi
 echo "results: $out"
