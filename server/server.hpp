@@ -110,6 +110,8 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> pubsub_delivered{0};  // messages appended to subscriber output
   std::atomic<std::uint64_t> pubsub_dropped{0};    // messages whose connection had closed
   std::atomic<std::uint64_t> obuf_limit_closes{0}; // subscribers disconnected by the limit
+  // --yield: extra polls after a yield, and how many of them found events.
+  std::atomic<std::uint64_t> yields{0}, yield_hits{0};
   std::atomic<int> cpu{-1};                    // CPU the worker last reported running on
 };
 

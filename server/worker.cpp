@@ -241,16 +241,19 @@ void Worker::run() {
   // Asked once, with no keys: does the backend act on the prefetch hint at all?
   prefetch_ = server_.config().prefetch && server_.keyspace().prefetch({}, [](const Value&) {});
   const bool yield = server_.config().yield_on;
+  WorkerStats& stats = server_.stats(index_);
   bool busy = false;  // the last poll returned events
   // Yield back-off: after a yield whose poll came back empty, skip the next 1, 3, 7 … 63 chances
   // to yield; a poll that finds events resets it. When the clients are slower than the worker
-  // (redis-benchmark -P 1 -c 50: one client thread), most extra polls would come back empty:
-  // yielding after every busy iteration cost 11-25 % more server CPU there, with the back-off 5-7 %.
-  // A threshold of 16 commands per iteration instead cost nothing there, but left two workers at
-  // 0.78x of one under kvlab load -P 1 (a client fast enough to saturate the server), where the
-  // back-off reaches 0.96-1.0x.
+  // (redis-benchmark -P 1 -c 50: one client thread), most extra polls come back empty: yielding
+  // after every busy iteration cost 11-25 % more server CPU there, with the back-off 8 %. A
+  // threshold of 16 commands per iteration instead cost nothing there, but left two workers at
+  // 0.69-0.72x of one under kvlab load --pipeline 1 (a client that saturates the server), where
+  // the back-off reaches 0.97-1.01x.
   unsigned yield_skip = 0, yield_backoff = 0;
-  while (!stopping_.load(std::memory_order_acquire)) {
+  // The blocking poll's timeout: the next expiry, or the end of an accept pause (which it resumes
+  // when due). Computed right before the blocking poll, after any yield.
+  auto sleep_timeout = [&] {
     int timeout = next_timeout_ms(wall_ms());
     if (accept_paused_until_ms_ != 0) {
       const std::int64_t left = accept_paused_until_ms_ - wall_ms();
@@ -260,6 +263,9 @@ void Worker::run() {
         timeout = static_cast<int>(left);
       }
     }
+    return timeout;
+  };
+  while (!stopping_.load(std::memory_order_acquire)) {
     reclaim::offline();
     // Yield before sleeping (--yield): a worker that just served events gives its CPU to whoever
     // else is runnable there (the client, another worker) and polls once more before it blocks.
@@ -267,10 +273,10 @@ void Worker::run() {
     // this worker sleeps, so it finds them without a sleep and a wake-up (the wake-up runs the
     // scheduler from the sender's network softirq). Measured with --threads 2 on 2 CPUs and
     // redis-benchmark SET -P 30 on the same CPUs, per 2 M requests: sleeps (voluntary context
-    // switches) 12.2 k -> 0.8 k, replaced by as many yields; server CPU per request -8 %;
-    // requests/s +20 % (experiments/server-vs-redis/README.md, "Yield before sleeping"). With
-    // nothing else runnable, sched_yield returns at once and the extra poll is one cheap syscall.
-    // It never spins: an empty poll goes straight to the blocking epoll_wait.
+    // switches) 11.8 k -> 1.6 k; server CPU per request -8 %; requests/s +20 % (medians;
+    // experiments/server-vs-redis/README.md, "Yield before sleeping"). With nothing else
+    // runnable, sched_yield returns at once and the extra poll is one cheap syscall. It never
+    // spins: an empty poll goes straight to the blocking epoll_wait.
     int n = 0;
     if (yield && busy) {
       if (yield_skip > 0) {
@@ -278,7 +284,9 @@ void Worker::run() {
       } else {
         sched_yield();
         n = epoll_wait(epfd_, events, kMaxEvents, 0);
+        add_relaxed(stats.yields, 1);
         if (n > 0) {
+          add_relaxed(stats.yield_hits, 1);
           yield_backoff = 0;
         } else {
           yield_backoff = std::min(2 * yield_backoff + 1, 63u);
@@ -286,7 +294,10 @@ void Worker::run() {
         }
       }
     }
-    if (n <= 0) n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+    if (n > 0 && accept_paused_until_ms_ != 0) {
+      sleep_timeout();  // a worker that never sleeps still resumes accepting when the pause ends
+    }
+    if (n <= 0) n = epoll_wait(epfd_, events, kMaxEvents, sleep_timeout());
     busy = n > 0;
     reclaim::online();
     bool woken = false;

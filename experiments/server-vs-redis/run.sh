@@ -113,6 +113,9 @@ for run in $(seq 1 "$runs"); do
         fi
         t1=$(date +%s.%N)
         c1=$(cpu_ticks "$pid")
+        case $rps in
+          ''|*[!0-9.]*) echo "$client against $label (port $port) gave no rate: '$rps'" >&2; exit 1 ;;
+        esac
         awk -v s="$label" -v th="$threads" -v p="$pipeline" -v t="$test" -v r="$run" \
             -v n="$reqs" -v t0="$t0" -v t1="$t1" -v rps="$rps" -v c0="$c0" -v c1="$c1" \
             -v tck="$tck" 'BEGIN {
@@ -130,9 +133,11 @@ uptime > "$out/load.txt"
 # Medians over runs; ratios paired per run (see summary.py).
 python3 "$here/summary.py" "$csv" | tee "$out/table.md"
 echo
+{
 if [ "$client" = redis-benchmark ]; then
   echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs; medians, paired ratios (range)"
 else
   echo "command: kvlab load -c 50 --pipeline {30,1} --data-size 256 --keys 100000 --requests $n (P=1: n/4) --command {SET,GET}; $runs runs; medians, paired ratios (range)"
 fi
+} | tee "$out/command.txt"
 echo "results: $out"

@@ -570,8 +570,7 @@ const std::vector<ConfigParam>& config_params() {
     p.push_back({"kvlab-queue", [](Server& s) { return s.config().queue; }, nullptr});
     p.push_back({"kvlab-threads", [](Server& s) { return std::to_string(s.num_workers()); }, nullptr});
     p.push_back({"kvlab-placement", [](Server& s) { return s.config().placement; }, nullptr});
-    p.push_back({"kvlab-yield", [](Server& s) { return std::string(s.config().yield_on ? "yes" : "no"); },
-                 nullptr});
+    p.push_back({"kvlab-yield", [](Server& s) { return s.config().yield; }, nullptr});
     for (const auto& [name, value] : g_soft) p.push_back(soft_param(name));
     return p;
   }();
@@ -842,7 +841,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << ",expired=" << w.expired.load(std::memory_order_relaxed)
         << ",pubsub_clients=" << w.pubsub_clients.load(std::memory_order_relaxed)
         << ",inbox=" << s.worker(i).inbox_size()
-        << ",inbox_overflows=" << s.worker(i).inbox_overflows();
+        << ",inbox_overflows=" << s.worker(i).inbox_overflows()
+        << ",yields=" << w.yields.load(std::memory_order_relaxed)
+        << ",yield_hits=" << w.yield_hits.load(std::memory_order_relaxed);
       if (i < s.worker_placement().size()) o << ",placement=" << s.worker_placement()[i];
       o << "\r\n";
     }

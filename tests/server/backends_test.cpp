@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -176,8 +177,9 @@ TEST_SUITE("server") {
   }
 
   // --yield changes only when a busy worker polls again, never what the commands do: with it on
-  // and off, two workers serve pipelined INCRs from four clients exactly, and INFO and CONFIG GET
-  // report the mode; "auto" follows the worker count against the allowed CPUs.
+  // and off, two workers serve pipelined INCRs from four clients exactly; the workers' yield
+  // counters show whether it acted; INFO and CONFIG GET report the mode; "auto" follows the
+  // worker count against the allowed CPUs.
   TEST_CASE("--yield on and off serve concurrent pipelines exactly and are reported") {
     for (const char* mode : {"yes", "no"}) {
       CAPTURE(mode);
@@ -199,18 +201,35 @@ TEST_SUITE("server") {
       Client c(s.port());
       CHECK(errors.load() == 0);
       CHECK(c("GET n").str == "8000");
-      const std::string on = std::string(mode) == "yes" ? "on" : "off";
-      CHECK(c("INFO kvlab").str.find("kvlab_yield:" + on + "\r\n") != std::string::npos);
+      const bool on = std::string(mode) == "yes";
+      const std::string info = c("INFO kvlab").str;
+      CHECK(info.find(std::string("kvlab_yield:") + (on ? "on" : "off") + "\r\n") !=
+            std::string::npos);
+      // The workers count their extra polls: 80 pipelined batches make some with --yield yes
+      // (each batch's iteration served events), none with --yield no.
+      std::uint64_t yields = 0;
+      for (std::size_t at = info.find(",yields="); at != std::string::npos;
+           at = info.find(",yields=", at + 1))
+        yields += std::stoull(info.substr(at + 8));
+      CHECK((yields > 0) == on);
       const Reply cfg = c("CONFIG GET kvlab-yield");
       REQUIRE(cfg.elements.size() == 2);
       CHECK(cfg.elements[1].str == mode);
     }
-    // auto: a single worker on a machine with more CPUs than workers does not yield; as many
-    // workers as CPUs do.
+    // auto: as many workers as allowed CPUs yield; fewer (one worker, when there are two CPUs or
+    // more) do not. CONFIG GET reports the setting, INFO what it resolved to.
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
-    if (CPU_COUNT(&allowed) >= 2) {
+    const int cpus = CPU_COUNT(&allowed);
+    {
+      kvtest::ServerProcess all({"--threads", std::to_string(cpus)});
+      REQUIRE(all.running());
+      Client c(all.port());
+      CHECK(c("INFO kvlab").str.find("kvlab_yield:on") != std::string::npos);
+      CHECK(c("CONFIG GET kvlab-yield").elements.at(1).str == "auto");
+    }
+    if (cpus >= 2) {
       kvtest::ServerProcess one({"--threads", "1"});
       REQUIRE(one.running());
       CHECK(Client(one.port())("INFO kvlab").str.find("kvlab_yield:off") != std::string::npos);

@@ -114,6 +114,19 @@ TEST_CASE("allocate_zeroed gives zero bytes, also in a reused dirty block, and l
   CHECK(zero);
   pool::deallocate(z, 200);
 
+  // Above kMaxSize the block comes from malloc's heap, which hands a just-freed chunk of the
+  // same size straight back: dirty unless allocate_zeroed clears it (calloc does).
+  constexpr std::size_t kMid = 1024;
+  static_assert(kMid > pool::kMaxSize);
+  void* used = pool::allocate(kMid);
+  std::memset(used, 0x5a, kMid);
+  pool::deallocate(used, kMid);
+  auto* mid = static_cast<unsigned char*>(pool::allocate_zeroed(kMid));
+  bool mid_zero = true;
+  for (std::size_t i = 0; i < kMid; ++i) mid_zero = mid_zero && mid[i] == 0;
+  CHECK(mid_zero);
+  pool::deallocate(mid, kMid);
+
 #if KVLAB_COUNT_NEW
   const long live0 = g_live.load(std::memory_order_relaxed);
 #endif
