@@ -245,37 +245,29 @@ void Worker::run() {
   bool busy = false;  // the last poll returned events
   // Yield back-off: after a yield whose poll came back empty, skip the next 1, 3, 7 … 63 chances
   // to yield; a poll that finds events resets it. When the clients are slower than the worker
-  // (redis-benchmark -P 1 -c 50: one client thread), most extra polls come back empty: yielding
-  // after every busy iteration cost 11-25 % more server CPU there, with the back-off 8 %. A
-  // threshold of 16 commands per iteration instead cost nothing there, but left two workers at
-  // 0.69-0.72x of one under kvlab load --pipeline 1 (a client that saturates the server), where
-  // the back-off reaches 0.97-1.01x.
+  // (one redis-benchmark thread at -P 1), most extra polls come back empty and yielding after
+  // every busy iteration costs server CPU; a fixed commands-per-iteration threshold instead
+  // misses the saturating client at --pipeline 1. The measurements of both are in
+  // experiments/server-vs-redis/README.md, "Yield before sleeping".
   unsigned yield_skip = 0, yield_backoff = 0;
-  // The blocking poll's timeout: the next expiry, or the end of an accept pause (which it resumes
-  // when due). Computed right before the blocking poll, after any yield.
-  auto sleep_timeout = [&] {
-    int timeout = next_timeout_ms(wall_ms());
+  while (!stopping_.load(std::memory_order_acquire)) {
+    // An accept pause (fd exhaustion) ends here, whether or not this worker ever sleeps.
+    std::int64_t pause_left = 0;
     if (accept_paused_until_ms_ != 0) {
-      const std::int64_t left = accept_paused_until_ms_ - wall_ms();
-      if (left <= 0) {
+      pause_left = accept_paused_until_ms_ - wall_ms();
+      if (pause_left <= 0) {
         resume_accept();
-      } else if (timeout < 0 || timeout > left) {
-        timeout = static_cast<int>(left);
+        pause_left = 0;
       }
     }
-    return timeout;
-  };
-  while (!stopping_.load(std::memory_order_acquire)) {
     reclaim::offline();
     // Yield before sleeping (--yield): a worker that just served events gives its CPU to whoever
     // else is runnable there (the client, another worker) and polls once more before it blocks.
     // When workers and clients share the CPUs, the clients then send their next requests before
     // this worker sleeps, so it finds them without a sleep and a wake-up (the wake-up runs the
-    // scheduler from the sender's network softirq). Measured with --threads 2 on 2 CPUs and
-    // redis-benchmark SET -P 30 on the same CPUs, per 2 M requests: sleeps (voluntary context
-    // switches) 11.8 k -> 1.6 k; server CPU per request -8 %; requests/s +20 % (medians;
-    // experiments/server-vs-redis/README.md, "Yield before sleeping"). With nothing else
-    // runnable, sched_yield returns at once and the extra poll is one cheap syscall. It never
+    // scheduler from the sender's network softirq); fewer sleeps, less CPU per request, more
+    // requests/s (experiments/server-vs-redis/README.md, "Yield before sleeping"). With nothing
+    // else runnable, sched_yield returns at once and the extra poll is one cheap syscall. It never
     // spins: an empty poll goes straight to the blocking epoll_wait.
     int n = 0;
     if (yield && busy) {
@@ -294,10 +286,15 @@ void Worker::run() {
         }
       }
     }
-    if (n > 0 && accept_paused_until_ms_ != 0) {
-      sleep_timeout();  // a worker that never sleeps still resumes accepting when the pause ends
+    if (n <= 0) {
+      // Sleep until a socket is ready, the next expiry, or the end of an accept pause. The
+      // timeout is computed after any yield, so an expiry is not a time slice late.
+      int timeout = next_timeout_ms(wall_ms());
+      if (pause_left > 0 && (timeout < 0 || timeout > pause_left)) {
+        timeout = static_cast<int>(pause_left);
+      }
+      n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     }
-    if (n <= 0) n = epoll_wait(epfd_, events, kMaxEvents, sleep_timeout());
     busy = n > 0;
     reclaim::online();
     bool woken = false;

@@ -133,11 +133,10 @@ uptime > "$out/load.txt"
 # Medians over runs; ratios paired per run (see summary.py).
 python3 "$here/summary.py" "$csv" | tee "$out/table.md"
 echo
-{
 if [ "$client" = redis-benchmark ]; then
-  echo "command: redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}; $runs runs; medians, paired ratios (range)"
+  cmd="redis-benchmark -P {30,1} -d 256 -r 100000 -c 50 -n $n (P=1: n/4) -t {set,get}"
 else
-  echo "command: kvlab load -c 50 --pipeline {30,1} --data-size 256 --keys 100000 --requests $n (P=1: n/4) --command {SET,GET}; $runs runs; medians, paired ratios (range)"
+  cmd="kvlab load -c 50 --pipeline {30,1} --data-size 256 --keys 100000 --requests $n (P=1: n/4) --command {SET,GET}"
 fi
-} | tee "$out/command.txt"
+echo "command: $cmd; $runs runs; medians, paired ratios (range)" | tee "$out/command.txt"
 echo "results: $out"
