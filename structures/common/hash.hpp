@@ -3,10 +3,18 @@
 // by string_view never build a std::string.
 #pragma once
 
+// XXH_INLINE_ALL: the hash of a short key is a few multiplies, and a call into libxxhash (through
+// the PLT, with its length dispatch) cost as much again; inlined, the compiler also sees the key
+// length where it is a constant. xxhash.h is written for this mode (its functions become static
+// inline and are renamed, so no symbol clashes with the shared library).
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -25,9 +33,36 @@ inline Hash128 hash128(std::string_view key) {
   return {h.low64, h.high64};
 }
 
+// Key equality with the short-key cases inline: up to 16 bytes is two (possibly overlapping)
+// loads per side instead of a call to memcmp, which with a length only known at run time GCC
+// does not inline. Tables call it after their stored hashes matched, so it nearly always says yes.
+inline bool key_equal(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8 && n <= 16) {
+    std::uint64_t p0, p1, q0, q1;
+    std::memcpy(&p0, p, 8);
+    std::memcpy(&q0, q, 8);
+    std::memcpy(&p1, p + n - 8, 8);
+    std::memcpy(&q1, q + n - 8, 8);
+    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    std::uint32_t p0, p1, q0, q1;
+    std::memcpy(&p0, p, 4);
+    std::memcpy(&q0, q, 4);
+    std::memcpy(&p1, p + n - 4, 4);
+    std::memcpy(&q1, q + n - 4, 4);
+    return ((p0 ^ q0) | (p1 ^ q1)) == 0;
+  }
+  return n == 0 || std::memcmp(p, q, n) == 0;
+}
+
 struct StringEqual {
   using is_transparent = void;
-  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+  bool operator()(std::string_view a, std::string_view b) const { return key_equal(a, b); }
 };
 
 struct StringHash {

@@ -345,7 +345,7 @@ class Kvlab {
         const int s = std::countr_zero(bits) / 8 - 1;
         // acquire: pairs with the release store of the slot; the entry's contents are visible.
         Entry* e = b->slot[s].load(std::memory_order_acquire);
-        if (e && e->hash == h && e->key() == key) return e;
+        if (e && e->hash == h && key_equal(e->key(), key)) return e;
       }
       // acquire: an overflow bucket is fully initialized before it is linked (release).
       b = b->next.load(std::memory_order_acquire);
@@ -430,7 +430,7 @@ class Kvlab {
         for (std::uint64_t bits = match(m, tag); bits; bits &= bits - 1) {
           const int s = std::countr_zero(bits) / 8 - 1;
           Entry* e = b->slot[s].load(std::memory_order_relaxed);
-          if (e && e->hash == hash && e->key() == key) return {b, s, e};
+          if (e && e->hash == hash && key_equal(e->key(), key)) return {b, s, e};
         }
       }
       return {};

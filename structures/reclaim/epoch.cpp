@@ -152,7 +152,7 @@ ExitSweep g_exit_sweep;
 
 }  // namespace
 
-Record& self() {
+Record& self_slow() {
   if (t_holder.record) return *t_holder.record;
   // Reuse a record an exited thread left behind, else add one.
   for (Record* r = g_records.load(std::memory_order_acquire); r; r = r->next) {
@@ -162,6 +162,7 @@ Record& self() {
         r->in_use.compare_exchange_strong(free, true, std::memory_order_acquire,
                                           std::memory_order_relaxed)) {
       t_holder.record = r;
+      t_record = r;
       return *r;
     }
   }
@@ -169,6 +170,7 @@ Record& self() {
   r->in_use.store(true, std::memory_order_relaxed);  // not yet shared
   push_record(r);
   t_holder.record = r;
+  t_record = r;
   return *r;
 }
 

@@ -75,7 +75,15 @@ struct alignas(64) Record {
   std::uint64_t freed_at_epoch = kIdle;
 };
 
-Record& self();  // the calling thread's record (registers on first use)
+// The calling thread's record, once it has one. A plain pointer with no destructor, so that the
+// fast path of self() inlines into every Guard as one thread-local load and a branch (the owning
+// Holder, with the thread-exit work, lives in epoch.cpp).
+inline thread_local Record* t_record = nullptr;
+Record& self_slow();  // registers the calling thread (first use)
+[[gnu::always_inline]] inline Record& self() {  // the calling thread's record
+  if (Record* r = t_record) [[likely]] return *r;
+  return self_slow();
+}
 void enter_slow(Record& r);
 void collect(Record& r);  // tries to advance the epoch and frees what is safe
 extern std::atomic<std::uint64_t> g_epoch;
@@ -83,12 +91,14 @@ extern std::atomic<std::uint64_t> g_epoch;
 }  // namespace detail
 
 // RAII critical section: references obtained inside stay valid until it ends.
+// Always inlined: GCC otherwise keeps the constructor out of line in large callers (the benchmark's
+// operation loop), and a call per operation cost more than the branch it wraps.
 class Guard {
  public:
-  Guard() : r_(detail::self()) {
+  [[gnu::always_inline]] Guard() : r_(detail::self()) {
     if (r_.guard_depth++ == 0 && !r_.online) detail::enter_slow(r_);
   }
-  ~Guard() {
+  [[gnu::always_inline]] ~Guard() {
     if (--r_.guard_depth == 0 && !r_.online) {
       // release: every read of protected memory in the section happens before a reclaimer that
       // acquires this idle announcement frees anything.
