@@ -252,14 +252,7 @@ void Worker::run() {
   unsigned yield_skip = 0, yield_backoff = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     // An accept pause (fd exhaustion) ends here, whether or not this worker ever sleeps.
-    std::int64_t pause_left = 0;
-    if (accept_paused_until_ms_ != 0) {
-      pause_left = accept_paused_until_ms_ - wall_ms();
-      if (pause_left <= 0) {
-        resume_accept();
-        pause_left = 0;
-      }
-    }
+    if (accept_paused_until_ms_ != 0 && accept_paused_until_ms_ <= wall_ms()) resume_accept();
     reclaim::offline();
     // Yield before sleeping (--yield): a worker that just served events gives its CPU to whoever
     // else is runnable there (the client, another worker) and polls once more before it blocks.
@@ -287,11 +280,14 @@ void Worker::run() {
       }
     }
     if (n <= 0) {
-      // Sleep until a socket is ready, the next expiry, or the end of an accept pause. The
-      // timeout is computed after any yield, so an expiry is not a time slice late.
-      int timeout = next_timeout_ms(wall_ms());
-      if (pause_left > 0 && (timeout < 0 || timeout > pause_left)) {
-        timeout = static_cast<int>(pause_left);
+      // Sleep until a socket is ready, the next expiry, or the end of an accept pause (0 if it
+      // ended during the yield: the next iteration resumes the listener). Computed after any
+      // yield, so neither is a time slice late; at most 1 s, so a clock step cannot overflow it.
+      const std::int64_t now = wall_ms();
+      int timeout = next_timeout_ms(now);
+      if (accept_paused_until_ms_ != 0) {
+        const std::int64_t left = std::clamp<std::int64_t>(accept_paused_until_ms_ - now, 0, 1000);
+        if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);
       }
       n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     }

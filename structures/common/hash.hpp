@@ -6,7 +6,10 @@
 // XXH_INLINE_ALL: the hash of a short key is a few multiplies, and a call into libxxhash (through
 // the PLT, with its length dispatch) cost as much again; inlined, the compiler also sees the key
 // length where it is a constant. xxhash.h is written for this mode (its functions become static
-// inline and are renamed, so no symbol clashes with the shared library).
+// inline and are renamed, so no symbol clashes with the shared library). Strictly, hash64() and
+// hash128() below are external-linkage inline functions that call internal-linkage ones, which
+// the one-definition rule does not allow; every translation unit compiles the same code from the
+// same header, so the copies the linker merges are identical.
 #ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
 #endif
@@ -33,7 +36,7 @@ inline Hash128 hash128(std::string_view key) {
   return {h.low64, h.high64};
 }
 
-// Key equality with the short-key cases inline: up to 16 bytes is two (possibly overlapping)
+// Key equality with the short-key cases inline: 4 to 16 bytes are two (possibly overlapping)
 // loads per side instead of a call to memcmp, which with a length only known at run time GCC
 // does not inline. Tables call it after their stored hashes matched, so it nearly always says yes.
 inline bool key_equal(std::string_view a, std::string_view b) {

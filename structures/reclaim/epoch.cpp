@@ -153,7 +153,7 @@ ExitSweep g_exit_sweep;
 }  // namespace
 
 Record& self_slow() {
-  if (t_holder.record) return *t_holder.record;
+  if (t_holder.record) return *(t_record = t_holder.record);
   // Reuse a record an exited thread left behind, else add one.
   for (Record* r = g_records.load(std::memory_order_acquire); r; r = r->next) {
     bool free = false;
