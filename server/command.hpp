@@ -7,6 +7,7 @@
 // arity and authentication for both levels in one place, so handlers never re-check argc.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -61,6 +62,30 @@ struct CommandContext {
 
 using CommandHandler = void (*)(CommandContext&);
 
+// Key positions of a command whose keys are not one first/last/step range (a numkeys argument,
+// SORT ... STORE, GEORADIUS ... STORE): appends the argv indexes of its keys to *out. A malformed
+// argv (numkeys not a number, or larger than the arguments) appends what it can and returns
+// false; the handler then replies the precise error. The atomicity layer locks these keys.
+using KeysFn = bool (*)(std::span<const std::string_view> argv, std::vector<std::size_t>* out);
+
+// The common numkeys form: argv[kNumkeysAt] is the key count and the keys follow it directly
+// (ZUNIONSTORE dst numkeys k..., EVAL script numkeys k..., LMPOP numkeys k...). Keys before the
+// count (ZUNIONSTORE's destination) are listed by first_key/last_key and are added as well.
+template <std::size_t kNumkeysAt>
+bool keys_after_numkeys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
+  if (argv.size() <= kNumkeysAt) return false;
+  std::int64_t n = 0;
+  for (char c : argv[kNumkeysAt]) {
+    if (c < '0' || c > '9' || n > (1 << 30)) return false;
+    n = n * 10 + (c - '0');
+  }
+  if (argv[kNumkeysAt].empty()) return false;
+  const std::size_t first = kNumkeysAt + 1;
+  const std::size_t end = std::min(argv.size(), first + static_cast<std::size_t>(n));
+  for (std::size_t i = first; i < end; ++i) out->push_back(i);
+  return first + static_cast<std::size_t>(n) <= argv.size();
+}
+
 struct CommandSpec {
   std::string_view name;  // lower case; subcommands hold only their own word ("setname")
   int arity;
@@ -75,7 +100,14 @@ struct CommandSpec {
   std::string_view since = "1.0.0";
   std::string_view complexity = "O(1)";
   std::span<const CommandSpec> subcommands = {};
+  // Keys beyond first_key..last_key step key_step (see KeysFn); nullptr for the plain range.
+  KeysFn extra_keys = nullptr;
 };
+
+// The argv indexes of a command's keys: the first/last/step range plus extra_keys. Returns false
+// for a malformed numkeys form (see KeysFn).
+bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
+                  std::vector<std::size_t>* out);
 
 // The command families; each returns its rows (static storage).
 std::span<const CommandSpec> string_commands();

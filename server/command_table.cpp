@@ -161,6 +161,20 @@ const CommandSpec* find_cached(std::string_view name) {
   return spec;
 }
 
+bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
+                  std::vector<std::size_t>* out) {
+  if (c.first_key > 0 && static_cast<std::size_t>(c.first_key) < argv.size()) {
+    // A negative last key counts from the end (-1: the last argument).
+    const std::ptrdiff_t last = c.last_key >= 0 ? c.last_key
+                                                : static_cast<std::ptrdiff_t>(argv.size()) + c.last_key;
+    const std::ptrdiff_t step = c.key_step > 0 ? c.key_step : 1;
+    for (std::ptrdiff_t i = c.first_key; i <= last && i < static_cast<std::ptrdiff_t>(argv.size());
+         i += step)
+      out->push_back(static_cast<std::size_t>(i));
+  }
+  return c.extra_keys == nullptr || c.extra_keys(argv, out);
+}
+
 void dispatch(CommandContext& ctx) {
   const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
