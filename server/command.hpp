@@ -27,6 +27,7 @@ namespace kvlab::server {
 
 class Server;
 class Worker;
+class Db;
 struct Connection;
 using Keyspace = AnyKeyspace<Value>;
 
@@ -40,10 +41,16 @@ enum CommandFlag : std::uint32_t {
   kLoading = 1u << 6,   // allowed while loading (always true here; kept for COMMAND output)
   kStale = 1u << 7,
   kPubSub = 1u << 8,
-  kMultiKeyPerKeyAtomic = 1u << 9,  // touches several keys; atomic per key, not as a whole
   // Allowed while a RESP2 connection is subscribed: (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT,
   // RESET (Redis's list); dispatch() refuses every other command there.
   kSubscriberContext = 1u << 10,
+  // Atomicity (server/atomicity.hpp): dispatch() runs a command with more than one distinct key as
+  // an escalated operation, and one with a single key on the single-key path. These flags add:
+  kKeyspaceWide = 1u << 11,  // touches every key (KEYS, SCAN, FLUSHALL): escalates over all keys
+  kEscalate = 1u << 12,      // escalates even with one key (WATCH registers inside escalation)
+  kSelfGated = 1u << 13,     // takes the atomicity gate itself (EXEC)
+  // Runs at once inside MULTI instead of being queued: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET.
+  kTxControl = 1u << 14,
 };
 
 // Everything a handler needs for one command.
@@ -51,7 +58,7 @@ struct CommandContext {
   Server& server;
   Worker& worker;
   Connection& conn;
-  Keyspace& ks;
+  Db& ks;  // the keyspace (server/db.hpp: the backend plus WATCH bookkeeping)
   ReplyWriter& reply;
   std::span<const std::string_view> argv;
   std::int64_t now_ms;  // wall-clock milliseconds, sampled once per batch of commands
@@ -118,6 +125,7 @@ std::span<const CommandSpec> zset_commands();
 std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 std::span<const CommandSpec> pubsub_commands();
+std::span<const CommandSpec> transaction_commands();  // MULTI, EXEC, DISCARD, WATCH, UNWATCH
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {
@@ -138,7 +146,8 @@ class CommandTable {
   Impl* impl_;
 };
 
-// Runs one command: existence, arity and authentication checks, then the handler. Never throws.
+// Runs one command: existence, arity and authentication checks; inside MULTI, queues it; else
+// runs the handler under the atomicity scheme. Never throws.
 void dispatch(CommandContext& ctx);
 
 // The COMMAND reply helpers (used by admin.cpp).

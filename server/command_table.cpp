@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/atomicity.hpp"
 #include "server/command.hpp"
 #include "server/errors.hpp"
 #include "server/server.hpp"
@@ -64,7 +65,8 @@ struct CommandTable::Impl {
 
 CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
-                      hash_commands(), set_commands(), zset_commands(), pubsub_commands()}) {
+                      hash_commands(), set_commands(), zset_commands(), pubsub_commands(),
+                      transaction_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -175,42 +177,9 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
   return c.extra_keys == nullptr || c.extra_keys(argv, out);
 }
 
-void dispatch(CommandContext& ctx) {
-  const CommandSpec* cmd = find_cached(ctx.argv[0]);
-  if (cmd == nullptr) {
-    ctx.reply.error(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
-    return;
-  }
-  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
-    const CommandSpec* sub = CommandTable::find_sub(*cmd, ctx.argv[1]);
-    if (sub == nullptr) {
-      ctx.reply.error(err::unknown_subcommand(ctx.argv[1], upper(cmd->name)));
-      return;
-    }
-    if (!arity_ok(sub->arity, ctx.argc())) {
-      ctx.reply.error(err::wrong_arity(std::string(cmd->name) + "|" + std::string(sub->name)));
-      return;
-    }
-    cmd = sub;
-  } else if (!arity_ok(cmd->arity, ctx.argc())) {
-    ctx.reply.error(err::wrong_arity(cmd->name));
-    return;
-  }
-  if (!ctx.conn.authenticated && !(cmd->flags & kNoAuth)) {
-    ctx.reply.error(err::kNoAuth);
-    return;
-  }
-  if (!ctx.conn.channels.empty() || !ctx.conn.patterns.empty()) {
-    if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
-      ctx.reply.error(std::string("ERR Can't execute '") +
-                      CommandTable::instance().full_name(cmd) +
-                      "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                      "allowed in this context");
-      return;
-    }
-  }
-  if (ctx.conn.info)
-    ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+namespace {
+void invoke(CommandContext& ctx, const CommandSpec* cmd) {
+  if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
@@ -218,6 +187,100 @@ void dispatch(CommandContext& ctx) {
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
+}
+
+// Runs cmd under the atomicity scheme: no gate for commands without keys, the single-key path for
+// one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
+void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
+  const std::uint32_t f = cmd->flags;
+  if (ctx.conn.in_exec || (f & kSelfGated)) return invoke(ctx, cmd);  // locks already held
+  Atomicity& gate = ctx.server.atomicity();
+  const unsigned w = ctx.worker.index();
+  const bool wide = (f & kKeyspaceWide) != 0;
+  const bool escalate = (f & kEscalate) != 0;
+  if (!wide && !escalate) {
+    if (cmd->first_key <= 0 && cmd->extra_keys == nullptr) return invoke(ctx, cmd);
+    if (cmd->first_key == cmd->last_key && cmd->extra_keys == nullptr) {
+      // The common case (GET, SET, LPUSH…): one key at a fixed position.
+      if (static_cast<std::size_t>(cmd->first_key) >= ctx.argc()) return invoke(ctx, cmd);
+      const int stripe = gate.begin_single(w, ctx.argv[cmd->first_key]);
+      invoke(ctx, cmd);
+      gate.end_single(stripe);
+      return;
+    }
+  }
+  thread_local std::vector<std::size_t> idx;
+  thread_local std::vector<std::string_view> keys;
+  thread_local std::vector<std::uint32_t> held;
+  idx.clear();
+  keys.clear();
+  command_keys(*cmd, ctx.argv, &idx);  // a malformed numkeys form locks what it found
+  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  bool distinct = false;
+  for (std::string_view k : keys) distinct = distinct || k != keys.front();
+  if (!wide && !escalate && !distinct) {
+    if (keys.empty()) return invoke(ctx, cmd);
+    const int stripe = gate.begin_single(w, keys.front());
+    invoke(ctx, cmd);
+    gate.end_single(stripe);
+    return;
+  }
+  // Copies: the handler may run commands that reuse the thread_local vectors (EXEC does not reach
+  // here, but keep the escalation's own state separate).
+  std::vector<std::uint32_t> mine;
+  gate.begin_multi(w, keys, wide, &mine);
+  invoke(ctx, cmd);
+  gate.end_multi(w, &mine);
+}
+}  // namespace
+
+void dispatch(CommandContext& ctx) {
+  Connection& conn = ctx.conn;
+  const bool queuing = conn.tx != nullptr && !conn.in_exec;
+  // An error while queuing makes EXEC fail with EXECABORT, as in Redis.
+  auto reject = [&](std::string_view text) {
+    if (queuing) conn.tx->aborted = true;
+    ctx.reply.error(text);
+  };
+  const CommandSpec* cmd = find_cached(ctx.argv[0]);
+  if (cmd == nullptr) {
+    reject(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
+    return;
+  }
+  const CommandSpec* top = cmd;
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    const CommandSpec* sub = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (sub == nullptr) {
+      reject(err::unknown_subcommand(ctx.argv[1], upper(cmd->name)));
+      return;
+    }
+    if (!arity_ok(sub->arity, ctx.argc())) {
+      reject(err::wrong_arity(std::string(cmd->name) + "|" + std::string(sub->name)));
+      return;
+    }
+    cmd = sub;
+  } else if (!arity_ok(cmd->arity, ctx.argc())) {
+    reject(err::wrong_arity(cmd->name));
+    return;
+  }
+  if (!conn.authenticated && !(cmd->flags & kNoAuth)) {
+    reject(err::kNoAuth);
+    return;
+  }
+  if (!conn.channels.empty() || !conn.patterns.empty()) {
+    if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
+      reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
+             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+             "allowed in this context");
+      return;
+    }
+  }
+  if (queuing && !(top->flags & kTxControl)) {
+    conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
+    ctx.reply.simple("QUEUED");
+    return;
+  }
+  run_gated(ctx, cmd);
 }
 
 namespace {
@@ -262,13 +325,7 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   if (c.flags & kAdmin) cats.push_back("@admin");
   r.array(cats.size());
   for (const auto& s : cats) r.simple(s);
-  // Tips: say how multi-key commands behave in the shared mode.
-  if (c.flags & kMultiKeyPerKeyAtomic) {
-    r.array(1);
-    r.simple("kvlab:atomic_per_key");
-  } else {
-    r.array(0);
-  }
+  r.array(0);  // tips
   r.array(0);  // key specs (not modelled; first/last/step above are accurate)
   r.array(c.subcommands.size());
   for (const CommandSpec& s : c.subcommands) reply_command_info(r, s, c.name);
@@ -327,8 +384,6 @@ void reply_command_docs(ReplyWriter& r, const CommandSpec& c) {
   const bool has_args = !c.arguments.empty();
   const bool has_subs = !c.subcommands.empty();
   std::string summary(c.summary);
-  if (c.flags & kMultiKeyPerKeyAtomic)
-    summary += " (kvlab: atomic per key, not across keys, in the shared threading mode)";
   r.array(8 + (has_args ? 2 : 0) + (has_subs ? 2 : 0));
   r.bulk("summary");
   r.bulk(summary);

@@ -84,6 +84,18 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 30));
   app.add_flag("--list-backends", list_backends, "Print the registered backends and exit");
+  std::string atomicity_help = "How multi-key commands, EXEC and scripts are made atomic:";
+  for (const auto& s : kvlab::server::Atomicity::schemes())
+    atomicity_help += " " + std::string(s.name) + " (" + std::string(s.summary) + ");";
+  app.add_option("--atomicity", cfg.atomicity, atomicity_help)
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        return kvlab::server::Atomicity::find(v) != nullptr
+                   ? std::string()
+                   : "unknown atomicity scheme '" + v + "' (--list-atomicity shows them)";
+      });
+  bool list_atomicity = false;
+  app.add_flag("--list-atomicity", list_atomicity, "Print the atomicity schemes and exit");
   app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));
@@ -121,6 +133,11 @@ int main(int argc, char** argv) {
   cfg.protected_mode = protected_mode == "yes";
   cfg.prefetch = prefetch == "yes";
 
+  if (list_atomicity) {
+    for (const auto& s : kvlab::server::Atomicity::schemes())
+      std::printf("%-10s %s\n", std::string(s.name).c_str(), std::string(s.summary).c_str());
+    return 0;
+  }
   if (list_backends) {
     std::fputs(kvlab::format_backend_table(kvlab::TableFormat::text).c_str(), stdout);
     return 0;
@@ -271,6 +288,8 @@ int main(int argc, char** argv) {
                : server.keyspace().prefetch({}, [](const kvlab::server::Value&) {})
                    ? "on"
                    : "on, but the backend ignores the hint");
+  std::fprintf(stderr, "atomicity: %s (multi-key commands, EXEC)\n",
+               std::string(server.atomicity().name()).c_str());
   std::fprintf(stderr, "yield before sleeping: %s (--yield %s)\n", cfg.yield_on ? "on" : "off",
                cfg.yield.c_str());
   if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());

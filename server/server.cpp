@@ -50,6 +50,9 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
                    const std::vector<std::string>& worker_reasons) {
   const unsigned n = config_.threads;
   stats_ = std::make_unique<WorkerStats[]>(n);
+  const Atomicity::SchemeInfo* scheme = Atomicity::find(config_.atomicity);  // main() validated it
+  atomicity_ = std::make_unique<Atomicity>(
+      scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n);
   worker_placement_ = worker_reasons;
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(*this, i);

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/atomicity.hpp"
+#include "server/db.hpp"
 #include "server/object.hpp"
 #include "server/pubsub.hpp"
 #include "structures/any_keyspace.hpp"
@@ -41,6 +43,7 @@ struct Config {
   std::string yield = "auto";
   bool yield_on = false;
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
+  std::string atomicity = "key-locks";     // multi-key atomicity scheme (--atomicity)
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
 };
 
@@ -131,6 +134,8 @@ class Server {
   void request_shutdown();
 
   Keyspace& keyspace() { return *ks_; }
+  Db& db() { return db_; }
+  Atomicity& atomicity() { return *atomicity_; }
   const Config& config() const { return config_; }
   std::string_view backend_name() const { return backend_name_; }
   unsigned num_workers() const { return static_cast<unsigned>(workers_.size()); }
@@ -183,6 +188,9 @@ class Server {
   Config config_;
   std::unique_ptr<Keyspace> ks_;
   std::string backend_name_;
+  WatchRegistry watches_;
+  Db db_{*ks_, watches_};
+  std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   PubSubRegistry pubsub_;  // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};

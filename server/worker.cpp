@@ -115,6 +115,7 @@ Worker::~Worker() {
   }
   for (Connection* c : all_) {
     pubsub_forget(server_, index_, *c);
+    if (c->watch) server_.db().watches().unwatch_all(*c->watch);
     ::close(c->fd);
     if (c->info) server_.clients().remove(c->id);
     server_.release_client();
@@ -254,6 +255,7 @@ void Worker::run() {
     // An accept pause (fd exhaustion) ends here, whether or not this worker ever sleeps.
     if (accept_paused_until_ms_ != 0 && accept_paused_until_ms_ <= wall_ms()) resume_accept();
     reclaim::offline();
+    server_.atomicity().offline(index_);  // sleeping or yielding: no command in flight
     // Yield before sleeping (--yield): a worker that just served events gives its CPU to whoever
     // else is runnable there (the client, another worker) and polls once more before it blocks.
     // When workers and clients share the CPUs, the clients then send their next requests before
@@ -293,6 +295,7 @@ void Worker::run() {
     }
     busy = n > 0;
     reclaim::online();
+    server_.atomicity().online(index_);
     bool woken = false;
     if (n < 0 && errno != EINTR) {
       std::fprintf(stderr, "kvlab-server: worker %u: epoll_wait: %s\n", index_,
@@ -334,6 +337,7 @@ void Worker::run() {
     reclaim::quiescent();
   }
   drain_and_close_all();
+  server_.atomicity().offline(index_);
   reclaim::offline();
 }
 
@@ -515,7 +519,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
 void Worker::execute(Connection& c, std::int64_t now_ms) {
   const auto& args = c.parser.args();
   ReplyWriter reply(c.out);
-  CommandContext ctx{server_, *this, c, server_.keyspace(), reply, std::span(args), now_ms};
+  CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
   dispatch(ctx);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
@@ -562,6 +566,7 @@ void Worker::update_interest(Connection& c) {
 
 void Worker::close_connection(Connection* c) {
   pubsub_forget(server_, index_, *c);
+  if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   ::close(c->fd);  // also removes it from the epoll set
   server_.clients().remove(c->id);
   server_.release_client();
@@ -730,7 +735,12 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   for (int k = 0; k < 1000 && !expiry_.empty() && expiry_.top().at_ms <= now_ms; ++k) {
     const std::string key = expiry_.top().key;
     expiry_.pop();
-    if (expire_if_due(server_.keyspace(), key, now_ms)) add_relaxed(st.expired, 1);
+    // A deletion like any single-key command's: behind a running escalation (EXEC, MSET).
+    Atomicity& gate = server_.atomicity();
+    const int stripe = gate.begin_single(index_, key);
+    const bool removed = expire_if_due(server_.db(), key, now_ms);
+    gate.end_single(stripe);
+    if (removed) add_relaxed(st.expired, 1);
   }
   st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
 }

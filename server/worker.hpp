@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "server/buffer.hpp"
+#include "server/db.hpp"
 #include "server/message_queue.hpp"
 #include "server/pubsub.hpp"
 #include "server/resp_parser.hpp"
@@ -66,6 +67,15 @@ struct Connection {
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
   // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.
   void update_pubsub_counts(Server& server, unsigned worker);
+
+  // MULTI/EXEC (server/commands/transactions.cpp).
+  struct Transaction {
+    bool aborted = false;  // a command failed to queue: EXEC answers EXECABORT
+    std::vector<std::vector<std::string>> queued;
+  };
+  std::unique_ptr<Transaction> tx;     // non-null between MULTI and EXEC/DISCARD
+  std::unique_ptr<WatchClient> watch;  // non-null while the connection watches keys
+  bool in_exec = false;                // running EXEC's queued commands (its locks are held)
 
   // SCAN's per-connection snapshot: keys with hash >= `next`, sorted by hash (see keys.cpp).
   struct ScanCache {

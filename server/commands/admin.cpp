@@ -571,6 +571,8 @@ const std::vector<ConfigParam>& config_params() {
     p.push_back({"kvlab-threads", [](Server& s) { return std::to_string(s.num_workers()); }, nullptr});
     p.push_back({"kvlab-placement", [](Server& s) { return s.config().placement; }, nullptr});
     p.push_back({"kvlab-yield", [](Server& s) { return s.config().yield; }, nullptr});
+    p.push_back({"kvlab-atomicity", [](Server& s) { return std::string(s.atomicity().name()); },
+                 nullptr});
     for (const auto& [name, value] : g_soft) p.push_back(soft_param(name));
     return p;
   }();
@@ -818,6 +820,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       << "kvlab_threads:" << s.num_workers() << "\r\n"
       << "kvlab_placement:" << s.config().placement << "\r\n"
       << "kvlab_yield:" << (s.config().yield_on ? "on" : "off") << "\r\n"
+      << "kvlab_atomicity:" << s.atomicity().name() << "\r\n"
+      << "kvlab_atomicity_escalations:" << s.atomicity().escalations() << "\r\n"
+      << "kvlab_atomicity_slow_commands:" << s.atomicity().slow_commands() << "\r\n"
       << "kvlab_expiry_index_entries:" << expiry_index << "\r\n";
     if (s.num_workers() > 0) {
       const BackendTraits& q = s.worker(0).queue_traits();
@@ -902,7 +907,7 @@ const CommandSpec kAdminCommands[] = {
     {"ping", -1, kFast | kSubscriberContext, ping_cmd, 0, 0, 0, "connection", "Ping the server",
      "[message]"},
     {"echo", 2, kFast, echo_cmd, 0, 0, 0, "connection", "Echo the given string", "message"},
-    {"quit", -1, kConn | kSubscriberContext, quit_cmd, 0, 0, 0, "connection",
+    {"quit", -1, kConn | kSubscriberContext | kTxControl, quit_cmd, 0, 0, 0, "connection",
      "Close the connection", ""},
     {"hello", -1, kConn, hello_cmd, 0, 0, 0, "connection",
      "Handshake with the server (RESP2 only for now)",
@@ -924,9 +929,9 @@ const CommandSpec kAdminCommands[] = {
      "Get information and statistics about the server", "[section ...]"},
     {"dbsize", 1, kReadOnly | kFast, dbsize_cmd, 0, 0, 0, "server",
      "Return the number of keys in the selected database", ""},
-    {"flushall", -1, kWrite, flush_cmd, 0, 0, 0, "server", "Remove all keys from all databases",
+    {"flushall", -1, kWrite | kKeyspaceWide, flush_cmd, 0, 0, 0, "server", "Remove all keys from all databases",
      "[ASYNC|SYNC]", "1.0.0", "O(N) where N is the total number of keys"},
-    {"flushdb", -1, kWrite, flush_cmd, 0, 0, 0, "server",
+    {"flushdb", -1, kWrite | kKeyspaceWide, flush_cmd, 0, 0, 0, "server",
      "Remove all keys from the current database", "[ASYNC|SYNC]", "1.0.0",
      "O(N) where N is the number of keys"},
     {"shutdown", -1, kAdmin | kLoading | kStale, shutdown_cmd, 0, 0, 0, "server",

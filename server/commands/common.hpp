@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "server/command.hpp"
+#include "server/db.hpp"
 #include "server/errors.hpp"
 #include "server/object.hpp"
 #include "server/server.hpp"
@@ -20,8 +21,11 @@
 
 namespace kvlab::server {
 
+// MULTI state and watched keys back to a fresh connection's (RESET; transactions.cpp).
+void reset_transaction_state(CommandContext& ctx);
+
 // Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
-inline bool expire_if_due(Keyspace& ks, std::string_view key, std::int64_t now_ms) {
+inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
   bool removed = false;
   ks.update(key, [&](const Value* v) {
     removed = v != nullptr && v->expired_at(now_ms);

@@ -56,7 +56,7 @@ Access read_container(CommandContext& ctx, std::string_view key, F&& fn) {
 }
 
 // Removes key if it still maps to container c (which its caller has marked dead).
-inline void unlink_if_current(Keyspace& ks, std::string_view key, const Object* c) {
+inline void unlink_if_current(Db& ks, std::string_view key, const Object* c) {
   ks.update(key, [&](const Value* v) {
     return (v != nullptr && v->obj.get() == c) ? Update<Value>::erase() : Update<Value>::keep();
   });
@@ -117,6 +117,8 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
       retire_if_empty();  // a throwing fn (bad_alloc) must not leave an empty container linked
       throw;
     }
+    // The key changed in place (for WATCH); an emptied container's unlink touches it as well.
+    ctx.ks.touch(key);
     retire_if_empty();
     return Access::kOk;
   }

@@ -336,12 +336,12 @@ void randomkey_cmd(CommandContext& ctx) {
 }
 
 const CommandSpec kKeyCommands[] = {
-    {"del", -2, kWrite | kMultiKeyPerKeyAtomic, del_cmd, 1, -1, 1, "generic", "Delete a key",
+    {"del", -2, kWrite, del_cmd, 1, -1, 1, "generic", "Delete a key",
      "key ...", "1.0.0", "O(N) where N is the number of keys that will be removed"},
-    {"unlink", -2, kWrite | kFast | kMultiKeyPerKeyAtomic, del_cmd, 1, -1, 1, "generic",
+    {"unlink", -2, kWrite | kFast, del_cmd, 1, -1, 1, "generic",
      "Delete a key (memory is reclaimed as soon as no reader holds it)", "key ...", "4.0.0",
      "O(1) for each key removed"},
-    {"exists", -2, kReadOnly | kFast | kMultiKeyPerKeyAtomic, exists_cmd, 1, -1, 1, "generic",
+    {"exists", -2, kReadOnly | kFast, exists_cmd, 1, -1, 1, "generic",
      "Determine if a key exists", "key ...", "1.0.0", "O(N) where N is the number of keys"},
     {"type", 2, kReadOnly | kFast, type_cmd, 1, 1, 1, "generic",
      "Determine the type stored at key", "key"},
@@ -365,12 +365,12 @@ const CommandSpec kKeyCommands[] = {
      "Get the expiration Unix timestamp for a key in milliseconds", "key", "7.0.0"},
     {"persist", 2, kWrite | kFast, persist_cmd, 1, 1, 1, "generic",
      "Remove the expiration from a key", "key", "2.2.0"},
-    {"keys", 2, kReadOnly, keys_cmd, 0, 0, 0, "generic", "Find all keys matching the given pattern",
+    {"keys", 2, kReadOnly | kKeyspaceWide, keys_cmd, 0, 0, 0, "generic", "Find all keys matching the given pattern",
      "pattern", "1.0.0", "O(N) with N being the number of keys in the database"},
     {"scan", -2, kReadOnly, scan_cmd, 0, 0, 0, "generic",
      "Incrementally iterate the keys space", "cursor [MATCH pattern] [COUNT count] [TYPE type]",
      "2.8.0", "O(1) for every call. O(N) for a complete iteration"},
-    {"randomkey", 1, kReadOnly, randomkey_cmd, 0, 0, 0, "generic",
+    {"randomkey", 1, kReadOnly | kKeyspaceWide, randomkey_cmd, 0, 0, 0, "generic",
      "Return a random key from the keyspace", "", "1.0.0",
      "O(N) in kvlab (the keyspace interface has no random access)"},
 };

@@ -453,10 +453,10 @@ const CommandSpec kListCommands[] = {
      "Insert an element before or after another element in a list",
      "key BEFORE|AFTER pivot element", "2.2.0",
      "O(N) where N is the number of elements in the list"},
-    {"lmove", 5, kRW | kMultiKeyPerKeyAtomic, lmove_cmd, 1, 2, 1, "list",
+    {"lmove", 5, kRW, lmove_cmd, 1, 2, 1, "list",
      "Pop an element from a list, push it to another list and return it", "source destination "
      "LEFT|RIGHT LEFT|RIGHT", "6.2.0", "O(1)"},
-    {"rpoplpush", 3, kRW | kMultiKeyPerKeyAtomic, rpoplpush_cmd, 1, 2, 1, "list",
+    {"rpoplpush", 3, kRW, rpoplpush_cmd, 1, 2, 1, "list",
      "Remove the last element in a list, prepend it to another list and return it",
      "source destination", "1.2.0", "O(1)"},
 };

@@ -144,6 +144,7 @@ void pubsub_container(CommandContext& ctx) {
 // unauthenticated when a password is required.
 void reset_cmd(CommandContext& ctx) {
   pubsub_forget(ctx.server, ctx.worker.index(), ctx.conn);
+  reset_transaction_state(ctx);
   ctx.server.clients().with_lock([&] {
     ctx.conn.info->name.clear();
     return 0;
@@ -189,7 +190,7 @@ const CommandSpec kPubSubCommands[] = {
      "total number of subscribed patterns (by any client)."},
     {"pubsub", -2, 0, pubsub_container, 0, 0, 0, "pubsub", "A container for Pub/Sub commands", "",
      "2.8.0", "Depends on subcommand.", kPubSubSubcommands},
-    {"reset", 1, kNoAuth | kLoading | kStale | kFast | kSubscriberContext, reset_cmd, 0, 0, 0,
+    {"reset", 1, kNoAuth | kLoading | kStale | kFast | kSubscriberContext | kTxControl, reset_cmd, 0, 0, 0,
      "connection", "Resets the connection.", "", "6.2.0"},
 };
 

@@ -450,7 +450,6 @@ void sscan_cmd(CommandContext& ctx) {
 }
 
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
-constexpr std::uint32_t kMulti = kMultiKeyPerKeyAtomic;
 
 const CommandSpec kSetCommands[] = {
     {"sadd", -3, kRW | kFast, sadd_cmd, 1, 1, 1, "set", "Add one or more members to a set",
@@ -475,30 +474,31 @@ const CommandSpec kSetCommands[] = {
      "Get one or multiple random members from a set", "key [count]", "1.0.0",
      "Without the count argument O(1), otherwise O(N) where N is the absolute value of the "
      "passed count"},
-    {"sinter", -2, kReadOnly | kMulti, sinter_cmd, 1, -1, 1, "set", "Intersect multiple sets",
+    {"sinter", -2, kReadOnly, sinter_cmd, 1, -1, 1, "set", "Intersect multiple sets",
      "key ...", "1.0.0",
      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
      "sets"},
-    {"sintercard", -3, kReadOnly | kMulti, sintercard_cmd, 0, 0, 0, "set",
+    {"sintercard", -3, kReadOnly, sintercard_cmd, 0, 0, 0, "set",
      "Intersect multiple sets and return the cardinality of the result",
      "numkeys key ... [LIMIT limit]", "7.0.0",
      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
-     "sets"},
-    {"sinterstore", -3, kRW | kMulti, sinterstore_cmd, 1, -1, 1, "set",
+     "sets",
+     {}, keys_after_numkeys<1>},
+    {"sinterstore", -3, kRW, sinterstore_cmd, 1, -1, 1, "set",
      "Intersect multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of "
      "sets"},
-    {"sunion", -2, kReadOnly | kMulti, sunion_cmd, 1, -1, 1, "set", "Add multiple sets", "key ...",
+    {"sunion", -2, kReadOnly, sunion_cmd, 1, -1, 1, "set", "Add multiple sets", "key ...",
      "1.0.0", "O(N) where N is the total number of elements in all given sets"},
-    {"sunionstore", -3, kRW | kMulti, sunionstore_cmd, 1, -1, 1, "set",
+    {"sunionstore", -3, kRW, sunionstore_cmd, 1, -1, 1, "set",
      "Add multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
      "O(N) where N is the total number of elements in all given sets"},
-    {"sdiff", -2, kReadOnly | kMulti, sdiff_cmd, 1, -1, 1, "set", "Subtract multiple sets",
+    {"sdiff", -2, kReadOnly, sdiff_cmd, 1, -1, 1, "set", "Subtract multiple sets",
      "key ...", "1.0.0", "O(N) where N is the total number of elements in all given sets"},
-    {"sdiffstore", -3, kRW | kMulti, sdiffstore_cmd, 1, -1, 1, "set",
+    {"sdiffstore", -3, kRW, sdiffstore_cmd, 1, -1, 1, "set",
      "Subtract multiple sets and store the resulting set in a key", "destination key ...", "1.0.0",
      "O(N) where N is the total number of elements in all given sets"},
-    {"smove", 4, kWrite | kFast | kMulti, smove_cmd, 1, 2, 1, "set",
+    {"smove", 4, kWrite | kFast, smove_cmd, 1, 2, 1, "set",
      "Move a member from one set to another", "source destination member"},
     {"sscan", -3, kReadOnly, sscan_cmd, 1, 1, 1, "set", "Incrementally iterate Set elements",
      "key cursor [MATCH pattern] [COUNT count]", "2.8.0",

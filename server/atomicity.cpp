@@ -1,0 +1,188 @@
+// The atomicity schemes; see atomicity.hpp for the protocol and its invariants.
+#include "server/atomicity.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+#include "structures/common/hash.hpp"
+
+namespace kvlab::server {
+
+namespace {
+constexpr Atomicity::SchemeInfo kSchemes[] = {
+    {"global", Atomicity::Scheme::kGlobal,
+     "multi-key operations run one at a time and exclude every other command"},
+    {"key-locks", Atomicity::Scheme::kKeyLocks,
+     "multi-key operations lock their keys' stripes (4096, in order); disjoint ones run in "
+     "parallel"},
+};
+
+inline void cpu_relax() {
+  __builtin_ia32_pause();
+}
+}  // namespace
+
+std::span<const Atomicity::SchemeInfo> Atomicity::schemes() {
+  return kSchemes;
+}
+
+const Atomicity::SchemeInfo* Atomicity::find(std::string_view name) {
+  for (const SchemeInfo& s : kSchemes)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string_view Atomicity::name() const {
+  for (const SchemeInfo& s : kSchemes)
+    if (s.scheme == scheme_) return s.name;
+  return "?";
+}
+
+Atomicity::Atomicity(Scheme scheme, unsigned workers)
+    : scheme_(scheme),
+      workers_(workers),
+      slots_(new Slot[workers]),
+      stripes_(scheme == Scheme::kKeyLocks ? new Stripe[kStripes] : nullptr) {
+  for (unsigned i = 0; i < workers; ++i) slots_[i].index = i;
+}
+
+std::uint32_t Atomicity::stripe_of(std::string_view key) {
+  return static_cast<std::uint32_t>(hash64(key) >> 40) & (kStripes - 1);
+}
+
+void Atomicity::offline(unsigned w) {
+  // release: the commands this worker ran happen before an escalation that reads kOffline.
+  slots_[w].seen.store(kOffline, std::memory_order_release);
+}
+
+void Atomicity::online(unsigned w) {
+  Slot& me = slots_[w];
+  // seq_cst, with the seq_cst loads of seq_ in the next boundary() and the escalation's seq_cst
+  // increment and load of this slot (Dekker): either the escalation sees this worker online and
+  // waits for its acknowledgement, or this worker's next boundary sees the escalation.
+  me.seen.store(me.acked, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+template <class Done>
+void Atomicity::wait(Slot& me, Done&& done) {
+  for (unsigned spins = 0; !done(); ++spins) {
+    boundary(me);
+    if (spins < 128) {
+      cpu_relax();
+    } else {
+      sched_yield();  // the holder may share this CPU
+    }
+  }
+}
+
+int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
+  me.slow.store(me.slow.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (scheme_ == Scheme::kGlobal) {
+    // acquire: the escalations that ran before happen before this command.
+    wait(me, [&] { return active_.load(std::memory_order_acquire) == 0; });
+    return -1;
+  }
+  const std::uint32_t i = stripe_of(key);
+  std::atomic<std::uint32_t>& st = stripes_[i].state;
+  for (unsigned spins = 0;; ++spins) {
+    std::uint32_t s = st.load(std::memory_order_relaxed);
+    // acquire on success: the exclusive holder's writes (released in end_multi) are visible.
+    if ((s & ~kReaders) == 0 &&
+        st.compare_exchange_weak(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed))
+      return static_cast<int>(i);
+    boundary(me);
+    if (spins < 128) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+void Atomicity::lock_stripe(Slot& me, std::uint32_t i) {
+  std::atomic<std::uint32_t>& st = stripes_[i].state;
+  // relaxed: announcing the wait only holds back new shared holders; the acquiring CAS below
+  // is what orders this operation after the previous holders.
+  st.fetch_add(kWaitOne, std::memory_order_relaxed);
+  for (unsigned spins = 0;; ++spins) {
+    std::uint32_t s = st.load(std::memory_order_relaxed);
+    if ((s & (kHeld | kReaders)) == 0 &&
+        st.compare_exchange_weak(s, (s - kWaitOne) | kHeld, std::memory_order_acquire,
+                                 std::memory_order_relaxed))
+      return;
+    boundary(me);
+    if (spins < 128) {
+      cpu_relax();
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, bool all_keys,
+                            std::vector<std::uint32_t>* held) {
+  Slot& me = slots_[w];
+  me.escalations.store(me.escalations.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_relaxed);
+  // seq_cst: active_ before seq_ (invariant 3), and the load of each slot below is ordered after
+  // both (see online()).
+  active_.fetch_add(1, std::memory_order_seq_cst);
+  const std::uint64_t mine = seq_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  boundary(me);  // this worker is between commands: acknowledge for the others' escalations
+  for (unsigned i = 0; i < workers_; ++i) {
+    if (i == w) continue;
+    // seq_cst: see online(). kOffline is the largest value, so it passes too.
+    wait(me, [&] { return slots_[i].seen.load(std::memory_order_seq_cst) >= mine; });
+  }
+  held->clear();
+  if (scheme_ == Scheme::kGlobal) {
+    wait(me, [&] {
+      bool expected = false;
+      // acquire: the previous escalation's writes are visible.
+      return !exclusive_.load(std::memory_order_relaxed) &&
+             exclusive_.compare_exchange_weak(expected, true, std::memory_order_acquire,
+                                              std::memory_order_relaxed);
+    });
+    return;
+  }
+  if (all_keys) {
+    held->reserve(kStripes);
+    for (std::uint32_t i = 0; i < kStripes; ++i) held->push_back(i);
+  } else {
+    for (std::string_view k : keys) held->push_back(stripe_of(k));
+    std::sort(held->begin(), held->end());  // one global order: no deadlock between escalations
+    held->erase(std::unique(held->begin(), held->end()), held->end());
+  }
+  for (std::uint32_t i : *held) lock_stripe(me, i);
+}
+
+void Atomicity::end_multi(unsigned /*w*/, std::vector<std::uint32_t>* held) {
+  if (scheme_ == Scheme::kGlobal) {
+    // release: this operation's writes happen before the next escalation's.
+    exclusive_.store(false, std::memory_order_release);
+  } else {
+    // release: this operation's writes happen before the next holder of each stripe.
+    for (std::uint32_t i : *held) stripes_[i].state.fetch_and(~kHeld, std::memory_order_release);
+  }
+  held->clear();
+  // release: pairs with the acquire load in boundary() and the global wait; a worker that sees
+  // the count drop back runs later commands after this operation's writes.
+  active_.fetch_sub(1, std::memory_order_release);
+}
+
+std::uint64_t Atomicity::escalations() const {
+  std::uint64_t n = 0;
+  for (unsigned i = 0; i < workers_; ++i)
+    n += slots_[i].escalations.load(std::memory_order_relaxed);
+  return n;
+}
+
+std::uint64_t Atomicity::slow_commands() const {
+  std::uint64_t n = 0;
+  for (unsigned i = 0; i < workers_; ++i) n += slots_[i].slow.load(std::memory_order_relaxed);
+  return n;
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,144 @@
+// Whole-command atomicity across keys (MSET, EXEC, FLUSHALL…), as Redis gives it, on a keyspace
+// that several workers change at once. The scheme is a server flag (--atomicity NAME), so that its
+// cost can be measured like a backend's.
+//
+// Design: escalation with acknowledgement at command boundaries.
+// Most commands touch one key, and the backend's own operations (find, update) already make those
+// atomic; they need no lock as long as no multi-key operation runs. A multi-key operation
+// *escalates*: it announces itself (active_ += 1, seq_ += 1), waits until every worker has
+// acknowledged the announcement at a command boundary or is idle, and only then takes its locks and
+// runs. A worker that acknowledged while an escalation is active runs its single-key commands in
+// slow mode until none is: it takes the key's stripe shared (key-locks) or waits for the gate to
+// open (global). Single-key commands with no escalation anywhere pay two loads of a line that is
+// written only by escalations.
+//
+// Schemes (Atomicity::schemes()):
+//   global     escalated operations run one at a time and exclude every other command: slow-mode
+//              single-key commands wait until no escalation is active. The reference.
+//   key-locks  escalated operations lock the stripes of their keys exclusively, in stripe order
+//              (deadlock-free); keyspace-wide ones (FLUSHALL, KEYS) lock every stripe; slow-mode
+//              single-key commands take their key's stripe shared. Operations on disjoint keys
+//              run in parallel.
+//
+// Lock-free backends: a single-key command never sees half of a multi-key write because the
+// multi-key write runs only after every worker either acknowledged it (and so runs every later
+// command in slow mode, behind the stripes or the gate) or finished the command it was running.
+//
+// Thread safety: every public function is called by the worker it names (w), except the stats.
+// Invariants:
+// 1. slots_[w].seen is written only by worker w: kOffline while it sleeps, otherwise the latest
+//    sequence it acknowledged at a command boundary.
+// 2. An escalation with sequence s enters its critical section only after every other slot read
+//    kOffline or >= s; a command that started in fast mode before the announcement has then
+//    finished, because its worker acknowledges only between commands.
+// 3. A worker that acknowledged s read seq_ >= s with acquire, so it also sees active_ > 0 until
+//    the escalation ends (active_ is raised before seq_), and runs in slow mode.
+// 4. Every wait (for acknowledgements, a stripe, the gate) acknowledges as it spins: a waiting
+//    worker is between commands, so two escalations never wait for each other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace kvlab::server {
+
+class Atomicity {
+ public:
+  enum class Scheme : std::uint8_t { kGlobal, kKeyLocks };
+  struct SchemeInfo {
+    std::string_view name;
+    Scheme scheme;
+    std::string_view summary;
+  };
+  static std::span<const SchemeInfo> schemes();
+  static const SchemeInfo* find(std::string_view name);  // nullptr when unknown
+
+  Atomicity(Scheme scheme, unsigned workers);
+  Atomicity(const Atomicity&) = delete;
+  Atomicity& operator=(const Atomicity&) = delete;
+
+  Scheme scheme() const { return scheme_; }
+  std::string_view name() const;
+
+  // Worker w sleeps (no command in flight) / serves again.
+  void offline(unsigned w);
+  void online(unsigned w);
+
+  // A single-key command of worker w on key: returns the stripe it holds shared, or -1 (none).
+  // Pass the result to end_single().
+  int begin_single(unsigned w, std::string_view key) {
+    Slot& me = slots_[w];
+    if (!boundary(me)) return -1;  // fast mode: no escalation anywhere
+    return begin_single_slow(me, key);
+  }
+  void end_single(int stripe) {
+    // release: this command's writes happen before the escalation that next locks the stripe.
+    if (stripe >= 0) stripes_[stripe].state.fetch_sub(1, std::memory_order_release);
+  }
+
+  // An escalated operation of worker w over keys (or every key when all_keys). Fills *held with
+  // the stripes it locked; pass it to end_multi().
+  void begin_multi(unsigned w, std::span<const std::string_view> keys, bool all_keys,
+                   std::vector<std::uint32_t>* held);
+  void end_multi(unsigned w, std::vector<std::uint32_t>* held);
+
+  // Statistics (any thread; relaxed counters).
+  std::uint64_t escalations() const;
+  std::uint64_t slow_commands() const;
+
+  static constexpr std::uint32_t kStripes = 4096;
+  static std::uint32_t stripe_of(std::string_view key);
+
+ private:
+  static constexpr std::uint64_t kOffline = ~std::uint64_t{0};
+  // Stripe state: bit 31 = held exclusively, bits 16..30 = waiting exclusive lockers, bits 0..15 =
+  // shared holders. New shared holders wait while an exclusive locker waits (no writer starvation).
+  static constexpr std::uint32_t kHeld = 1u << 31;
+  static constexpr std::uint32_t kWaitOne = 1u << 16;
+  static constexpr std::uint32_t kReaders = 0xffffu;
+
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> seen{kOffline};  // invariant 1
+    std::uint64_t acked = 0;                    // worker-private copy of the last acknowledgement
+    unsigned index = 0;
+    // Relaxed statistics, written only by the owning worker.
+    std::atomic<std::uint64_t> escalations{0}, slow{0};
+  };
+  struct Stripe {
+    std::atomic<std::uint32_t> state{0};
+  };
+
+  // At a command boundary: acknowledges every announced escalation; true when one is active.
+  bool boundary(Slot& me) {
+    // acquire: pairs with the release part of the escalation's seq_ increment, so the active_
+    // increment made before it is visible below (invariant 3).
+    const std::uint64_t s = seq_.load(std::memory_order_acquire);
+    if (s != me.acked) {
+      me.acked = s;
+      // release: every command this worker ran before happens before the escalation that reads
+      // this acknowledgement (invariant 2).
+      me.seen.store(s, std::memory_order_release);
+    }
+    return active_.load(std::memory_order_acquire) != 0;
+  }
+  int begin_single_slow(Slot& me, std::string_view key);
+  void lock_stripe(Slot& me, std::uint32_t i);
+  // Spins (pause, then yield) until done() holds, acknowledging as it goes (invariant 4).
+  template <class Done>
+  void wait(Slot& me, Done&& done);
+
+  Scheme scheme_;
+  unsigned workers_;
+  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<Stripe[]> stripes_;
+  // Written only by escalations, read by every command: each on its own line.
+  alignas(64) std::atomic<std::uint64_t> seq_{0};
+  alignas(64) std::atomic<std::uint32_t> active_{0};
+  alignas(64) std::atomic<bool> exclusive_{false};  // global: the one running escalation
+};
+
+}  // namespace kvlab::server
