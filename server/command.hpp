@@ -126,6 +126,7 @@ std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 std::span<const CommandSpec> pubsub_commands();
 std::span<const CommandSpec> transaction_commands();  // MULTI, EXEC, DISCARD, WATCH, UNWATCH
+std::span<const CommandSpec> blocking_commands();     // BLPOP, BLMOVE, BZPOPMIN…
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

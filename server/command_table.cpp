@@ -8,7 +8,9 @@
 #include <unordered_map>
 
 #include "server/atomicity.hpp"
+#include "server/blocking.hpp"
 #include "server/command.hpp"
+#include "server/commands/common.hpp"
 #include "server/errors.hpp"
 #include "server/server.hpp"
 #include "server/worker.hpp"
@@ -16,8 +18,7 @@
 namespace kvlab::server {
 
 namespace err {
-std::string unknown_command(std::string_view name, const std::string_view* args,
-                            std::size_t argc) {
+std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc) {
   std::string out = "ERR unknown command '";
   out.append(name.substr(0, 128));
   out += "', with args beginning with: ";
@@ -66,7 +67,7 @@ struct CommandTable::Impl {
 CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
                       hash_commands(), set_commands(), zset_commands(), pubsub_commands(),
-                      transaction_commands()}) {
+                      transaction_commands(), blocking_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -167,8 +168,8 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
                   std::vector<std::size_t>* out) {
   if (c.first_key > 0 && static_cast<std::size_t>(c.first_key) < argv.size()) {
     // A negative last key counts from the end (-1: the last argument).
-    const std::ptrdiff_t last = c.last_key >= 0 ? c.last_key
-                                                : static_cast<std::ptrdiff_t>(argv.size()) + c.last_key;
+    const std::ptrdiff_t last =
+        c.last_key >= 0 ? c.last_key : static_cast<std::ptrdiff_t>(argv.size()) + c.last_key;
     const std::ptrdiff_t step = c.key_step > 0 ? c.key_step : 1;
     for (std::ptrdiff_t i = c.first_key; i <= last && i < static_cast<std::ptrdiff_t>(argv.size());
          i += step)
@@ -189,6 +190,28 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   }
 }
 
+// True when cmd writes and one of its keys has blocked clients: it then runs as an escalation over
+// the whole keyspace and serves them before anyone else runs (blocking.hpp). Called with the gate
+// held, so a client that blocks on one of the keys has registered before or blocks after.
+bool wakes_blocked(CommandContext& ctx, const CommandSpec* cmd,
+                   std::span<const std::string_view> keys) {
+  if (!(cmd->flags & kWrite) || !ctx.server.blocking().active()) return false;
+  for (std::string_view k : keys)
+    if (ctx.server.blocking().has_waiters(k)) return true;
+  return false;
+}
+
+// An escalation over every key that runs cmd and then serves the clients it made ready.
+void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
+  Atomicity& gate = ctx.server.atomicity();
+  std::vector<std::uint32_t> held;
+  gate.begin_multi(ctx.worker.index(), {}, true, &held);
+  ready_keys().clear();
+  invoke(ctx, cmd);
+  serve_blocked(ctx);
+  gate.end_multi(ctx.worker.index(), &held);
+}
+
 // Runs cmd under the atomicity scheme: no gate for commands without keys, the single-key path for
 // one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
 void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
@@ -203,34 +226,50 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
     if (cmd->first_key == cmd->last_key && cmd->extra_keys == nullptr) {
       // The common case (GET, SET, LPUSH…): one key at a fixed position.
       if (static_cast<std::size_t>(cmd->first_key) >= ctx.argc()) return invoke(ctx, cmd);
-      const int stripe = gate.begin_single(w, ctx.argv[cmd->first_key]);
+      const std::string_view key = ctx.argv[cmd->first_key];
+      const int stripe = gate.begin_single(w, key);
+      if (wakes_blocked(ctx, cmd, {&key, 1})) {
+        gate.end_single(stripe);
+        return run_serving(ctx, cmd);
+      }
       invoke(ctx, cmd);
       gate.end_single(stripe);
       return;
     }
   }
   thread_local std::vector<std::size_t> idx;
-  thread_local std::vector<std::string_view> keys;
-  thread_local std::vector<std::uint32_t> held;
+  std::vector<std::string_view> keys;
   idx.clear();
-  keys.clear();
   command_keys(*cmd, ctx.argv, &idx);  // a malformed numkeys form locks what it found
+  keys.reserve(idx.size());
   for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
   bool distinct = false;
   for (std::string_view k : keys) distinct = distinct || k != keys.front();
   if (!wide && !escalate && !distinct) {
     if (keys.empty()) return invoke(ctx, cmd);
     const int stripe = gate.begin_single(w, keys.front());
+    if (wakes_blocked(ctx, cmd, keys)) {
+      gate.end_single(stripe);
+      return run_serving(ctx, cmd);
+    }
     invoke(ctx, cmd);
     gate.end_single(stripe);
     return;
   }
-  // Copies: the handler may run commands that reuse the thread_local vectors (EXEC does not reach
-  // here, but keep the escalation's own state separate).
-  std::vector<std::uint32_t> mine;
-  gate.begin_multi(w, keys, wide, &mine);
-  invoke(ctx, cmd);
-  gate.end_multi(w, &mine);
+  std::vector<std::uint32_t> held;
+  gate.begin_multi(w, keys, wide, &held);
+  if (!wide && wakes_blocked(ctx, cmd, keys)) {
+    gate.end_multi(w, &held);
+    return run_serving(ctx, cmd);
+  }
+  if (wide && ctx.server.blocking().active()) {
+    ready_keys().clear();
+    invoke(ctx, cmd);
+    serve_blocked(ctx);
+  } else {
+    invoke(ctx, cmd);
+  }
+  gate.end_multi(w, &held);
 }
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/blocking.hpp"
 #include "server/object.hpp"
 #include "structures/any_keyspace.hpp"
 
@@ -63,7 +64,8 @@ class WatchRegistry {
 
 class Db {
  public:
-  Db(Keyspace& ks, WatchRegistry& watches) : ks_(ks), watches_(watches) {}
+  Db(Keyspace& ks, WatchRegistry& watches, BlockingRegistry& blocking)
+      : ks_(ks), watches_(watches), blocking_(blocking) {}
 
   const BackendTraits& traits() const { return ks_.traits(); }
   template <class F>
@@ -120,10 +122,12 @@ class Db {
  private:
   void modified(std::string_view key, bool now_absent) {
     if (watches_.active()) watches_.touch(key, now_absent);
+    if (blocking_.active()) ready_keys().emplace_back(key);  // for serve_blocked()
   }
 
   Keyspace& ks_;
   WatchRegistry& watches_;
+  BlockingRegistry& blocking_;
 };
 
 template <class Exists>

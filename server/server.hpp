@@ -135,6 +135,7 @@ class Server {
 
   Keyspace& keyspace() { return *ks_; }
   Db& db() { return db_; }
+  BlockingRegistry& blocking() { return blocking_; }
   Atomicity& atomicity() { return *atomicity_; }
   const Config& config() const { return config_; }
   std::string_view backend_name() const { return backend_name_; }
@@ -189,7 +190,8 @@ class Server {
   std::unique_ptr<Keyspace> ks_;
   std::string backend_name_;
   WatchRegistry watches_;
-  Db db_{*ks_, watches_};
+  BlockingRegistry blocking_;
+  Db db_{*ks_, watches_, blocking_};
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   PubSubRegistry pubsub_;  // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};

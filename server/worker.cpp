@@ -225,8 +225,12 @@ void Worker::join() {
 }
 
 int Worker::next_timeout_ms(std::int64_t now_ms) const {
-  if (expiry_.empty()) return -1;  // nothing scheduled: sleep until a socket is ready
-  const std::int64_t due = expiry_.top().at_ms - now_ms;
+  std::int64_t next = -1;
+  if (!expiry_.empty()) next = expiry_.top().at_ms;
+  if (!block_timeouts_.empty() && (next < 0 || block_timeouts_.top().at_ms < next))
+    next = block_timeouts_.top().at_ms;
+  if (next < 0) return -1;  // nothing scheduled: sleep until a socket is ready
+  const std::int64_t due = next - now_ms;
   if (due <= 0) return 0;
   // Wake at most every 10 ms for expiries: many distinct expiry times then cost ≤100 wake-ups/s.
   return static_cast<int>(std::clamp<std::int64_t>(due, 10, 1000));
@@ -330,6 +334,9 @@ void Worker::run() {
     // After the event batch, so that no event of this batch refers to a connection that a
     // delivery closes (the output limit): closing happens in flush_touched(), below.
     if (woken) drain_inbox();
+    if (woken && unblock_pending_.load(std::memory_order_acquire)) drain_unblocks(wall_ms());
+    if (!block_timeouts_.empty() && block_timeouts_.top().at_ms <= wall_ms())
+      expire_blocked(wall_ms());
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
     if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
@@ -479,7 +486,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
   // entry, value) overlap instead of stalling one command after another.
   constexpr std::size_t kPrefetchWindow = 32;
   std::size_t window = 0;  // commands left in the current prefetched window
-  while (!c.close_after_reply) {
+  while (!c.close_after_reply && !c.blocked) {
     if (c.out.size() >= kOutputPauseBytes) {
       c.paused = true;
       break;
@@ -566,6 +573,15 @@ void Worker::update_interest(Connection& c) {
 
 void Worker::close_connection(Connection* c) {
   pubsub_forget(server_, index_, *c);
+  if (c->blocked) {
+    // A waiter that disconnects leaves nothing behind; if a server took it first, the element
+    // it popped was meant for this closed connection (as in Redis, when the reply is written to a
+    // socket the client has closed).
+    int expected = BlockedClient::kWaiting;
+    if (c->blocked->state.compare_exchange_strong(expected, BlockedClient::kDone,
+                                                  std::memory_order_acq_rel))
+      server_.blocking().remove(*c->blocked);
+  }
   if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   ::close(c->fd);  // also removes it from the epoll set
   server_.clients().remove(c->id);
@@ -708,6 +724,62 @@ void Connection::update_pubsub_counts(Server& server, unsigned worker) {
   // Single writer (the owning worker); relaxed: a gauge read by INFO.
   n.store(n.load(std::memory_order_relaxed) + (now ? 1 : std::uint64_t(-1)),
           std::memory_order_relaxed);
+}
+
+void Worker::block(Connection& conn, std::shared_ptr<BlockedClient> b) {
+  if (b->deadline_ms != 0) block_timeouts_.push(BlockTimeout{b->deadline_ms, conn.id, b.get()});
+  conn.blocked = std::move(b);
+}
+
+void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply) {
+  {
+    std::lock_guard<std::mutex> lock(unblock_mu_);
+    unblocks_.push_back(Unblock{conn_id, b, std::move(reply)});
+  }
+  // release: pairs with the acquire load in run(); the eventfd write wakes the loop.
+  if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
+}
+
+void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) {
+  c.blocked.reset();
+  c.out.append(reply);
+  if (!c.touched) {
+    c.touched = true;
+    touched_.push_back(c.id);
+  }
+  // Commands that arrived while it waited run now (in order, after the reply).
+  if (!c.paused && !c.in.empty()) process_input(c, now_ms);
+}
+
+void Worker::drain_unblocks(std::int64_t now_ms) {
+  // acq_rel: cleared before taking the list, so a post after the swap wakes us again.
+  unblock_pending_.exchange(false, std::memory_order_acq_rel);
+  std::vector<Unblock> items;
+  {
+    std::lock_guard<std::mutex> lock(unblock_mu_);
+    items.swap(unblocks_);
+  }
+  for (Unblock& u : items) {
+    auto it = by_id_.find(u.conn);
+    if (it == by_id_.end() || it->second->blocked.get() != u.b) continue;  // closed meanwhile
+    resume(*it->second, u.reply, now_ms);
+  }
+}
+
+void Worker::expire_blocked(std::int64_t now_ms) {
+  while (!block_timeouts_.empty() && block_timeouts_.top().at_ms <= now_ms) {
+    const BlockTimeout t = block_timeouts_.top();
+    block_timeouts_.pop();
+    auto it = by_id_.find(t.conn);
+    if (it == by_id_.end() || it->second->blocked.get() != t.b) continue;  // stale
+    Connection& c = *it->second;
+    int expected = BlockedClient::kWaiting;
+    if (!c.blocked->state.compare_exchange_strong(expected, BlockedClient::kDone,
+                                                  std::memory_order_acq_rel))
+      continue;  // being served or unblocked: its reply is on its way
+    server_.blocking().remove(*c.blocked);
+    resume(c, "*-1\r\n", now_ms);
+  }
 }
 
 void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {

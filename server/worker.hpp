@@ -76,6 +76,8 @@ struct Connection {
   std::unique_ptr<Transaction> tx;     // non-null between MULTI and EXEC/DISCARD
   std::unique_ptr<WatchClient> watch;  // non-null while the connection watches keys
   bool in_exec = false;                // running EXEC's queued commands (its locks are held)
+  // Set while a blocking command waits (server/blocking.hpp): no further input is processed.
+  std::shared_ptr<BlockedClient> blocked;
 
   // SCAN's per-connection snapshot: keys with hash >= `next`, sorted by hash (see keys.cpp).
   struct ScanCache {
@@ -110,6 +112,12 @@ class Worker {
   // Any thread (INFO). Relaxed: a gauge written only by this worker.
   std::size_t connection_count() const { return conns_.load(std::memory_order_relaxed); }
 
+  // Worker thread: conn waits in blocking command b (registered already) until served, timed out,
+  // unblocked or closed.
+  void block(Connection& conn, std::shared_ptr<BlockedClient> b);
+  // Any thread: the wait b of connection conn_id ended; reply is its answer (raw RESP).
+  void post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply);
+
   // Any thread: hands a batch of pub/sub envelopes to this worker; never blocks, never drops.
   void post(PubSubBatch* batch);
   // Worker thread: appends a pub/sub push to connection `id`'s output (dropped when it has
@@ -135,6 +143,9 @@ class Worker {
   void drain_inbox();
   void deliver_batch(void* batch);
   void flush_touched();
+  void drain_unblocks(std::int64_t now_ms);
+  void expire_blocked(std::int64_t now_ms);
+  void resume(Connection& c, std::string_view reply, std::int64_t now_ms);
 
   Server& server_;
   unsigned index_;
@@ -159,6 +170,24 @@ class Worker {
   std::mutex overflow_mu_;
   std::vector<void*> overflow_;  // guarded by overflow_mu_
   std::atomic<std::uint64_t> overflow_total_{0};
+
+  // Blocked clients: their timeouts (stale entries are skipped: the pointer must still match the
+  // connection's current wait), and the replies other workers posted for them.
+  struct BlockTimeout {
+    std::int64_t at_ms;
+    std::uint64_t conn;
+    const BlockedClient* b;
+    bool operator>(const BlockTimeout& o) const { return at_ms > o.at_ms; }
+  };
+  std::priority_queue<BlockTimeout, std::vector<BlockTimeout>, std::greater<>> block_timeouts_;
+  struct Unblock {
+    std::uint64_t conn;
+    const BlockedClient* b;
+    std::string reply;
+  };
+  std::mutex unblock_mu_;
+  std::vector<Unblock> unblocks_;  // guarded by unblock_mu_
+  std::atomic<bool> unblock_pending_{false};
 
   struct ExpiryEntry {
     std::int64_t at_ms;

@@ -293,6 +293,27 @@ void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lin
   for (auto l : lines) ctx.reply.simple(l);
 }
 
+// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+void client_unblock_cmd(CommandContext& ctx) {
+  std::int64_t id = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &id)) return;
+  bool with_error = false;
+  if (ctx.argc() == 4) {
+    if (iequals(ctx.arg(3), "error")) {
+      with_error = true;
+    } else if (!iequals(ctx.arg(3), "timeout")) {
+      ctx.reply.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  } else if (ctx.argc() > 4) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  ctx.reply.integer(id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error)
+                        ? 1
+                        : 0);
+}
+
 void client_help_cmd(CommandContext& ctx) {
   reply_help(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                    "ID", "    Return the ID of the current connection.",
@@ -301,6 +322,8 @@ void client_help_cmd(CommandContext& ctx) {
                    "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
                    "LIST [TYPE normal] [ID <id> ...]", "    Return information about client connections.",
                    "INFO", "    Return information about the current client connection.",
+                   "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+                   "    Unblock the specified blocked client.",
                    "HELP", "    Print this help."});
 }
 
@@ -322,6 +345,9 @@ const CommandSpec kClientSubcommands[] = {
      "Set client eviction mode for the current connection (accepted, no effect)", "ON|OFF", "7.0.0"},
     {"no-touch", 3, kLoading | kStale, client_noop_ok_cmd, 0, 0, 0, "connection",
      "Controls whether commands touch key LRU (accepted, no effect)", "ON|OFF", "7.2.0"},
+    {"unblock", -3, kAdmin | kLoading | kStale, client_unblock_cmd, 0, 0, 0, "connection",
+     "Unblock a client blocked in a blocking command from a different connection",
+     "client-id [TIMEOUT|ERROR]", "5.0.0", "O(log N) where N is the number of client connections"},
     {"help", 2, kLoading | kStale, client_help_cmd, 0, 0, 0, "connection",
      "Show helpful text about the different subcommands", "", "5.0.0"},
 };

@@ -24,6 +24,13 @@ namespace kvlab::server {
 // MULTI state and watched keys back to a fresh connection's (RESET; transactions.cpp).
 void reset_transaction_state(CommandContext& ctx);
 
+// Serves the clients blocked on the keys the running command made ready (blocking.cpp); called
+// by the escalation that ran the command, before it releases its locks.
+void serve_blocked(CommandContext& ctx);
+// CLIENT UNBLOCK: ends conn_id's wait with the timeout reply or an UNBLOCKED error. False when it
+// was not blocked (or was being served).
+bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error);
+
 // Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
 inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
   bool removed = false;

@@ -153,6 +153,19 @@ void exec_cmd(CommandContext& ctx) {
   Atomicity& gate = ctx.server.atomicity();
   std::vector<std::uint32_t> held;
   gate.begin_multi(ctx.worker.index(), keys, wide, &held);
+  BlockingRegistry& blocking = ctx.server.blocking();
+  if (!wide && blocking.active()) {
+    // A key with blocked clients: serving them may push anywhere (BLMOVE), so lock everything.
+    bool waiters = false;
+    for (std::string_view k : keys) waiters = waiters || blocking.has_waiters(k);
+    if (waiters) {
+      gate.end_multi(ctx.worker.index(), &held);
+      wide = true;
+      gate.begin_multi(ctx.worker.index(), {}, true, &held);
+    }
+  }
+  const bool serving = wide && blocking.active();
+  if (serving) ready_keys().clear();
   const bool aborted = conn.watch != nullptr &&
                        (conn.watch->dirty.load(std::memory_order_relaxed) ||
                         ctx.ks.watches().any_expired(*conn.watch, [&](const std::string& k) {
@@ -171,6 +184,7 @@ void exec_cmd(CommandContext& ctx) {
     }
     conn.in_exec = false;
   }
+  if (serving) serve_blocked(ctx);
   gate.end_multi(ctx.worker.index(), &held);
   if (conn.watch) ctx.ks.watches().unwatch_all(*conn.watch);
 }

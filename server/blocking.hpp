@@ -1,0 +1,64 @@
+// Clients blocked by BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX and BZMPOP.
+//
+// A blocking command that finds nothing to pop registers a BlockedClient on its keys (inside its
+// own escalation, so no push can slip between its check and its registration) and its connection
+// stops reading commands. A write to a key with waiters runs as an escalation over the whole
+// keyspace; after it, serve_blocked() pops for the waiters of every key it made ready, in the
+// order they blocked (FIFO), before any other command runs, as Redis serves blocked clients
+// right after the command that made a key ready. The reply travels to the waiter's worker through
+// Worker::post_unblock(). A waiter is served, times out, is unblocked (CLIENT UNBLOCK) or
+// disconnects exactly once: each of these wins the state's compare-and-swap from kWaiting.
+//
+// Thread safety: the registry's maps are guarded by its mutex; BlockedClient::state is atomic;
+// the rest of a BlockedClient is immutable after registration.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace kvlab::server {
+
+struct BlockedClient {
+  enum State : int { kWaiting, kServing, kDone };
+  std::uint64_t conn_id = 0;
+  unsigned worker = 0;
+  std::int64_t deadline_ms = 0;   // 0: no timeout
+  std::vector<std::string> argv;  // the blocking command, re-read when served
+  std::vector<std::string> keys;  // the keys it waits on, deduplicated
+  // kWaiting -> kServing (a server of a ready key) -> kDone or back to kWaiting;
+  // kWaiting -> kDone (timeout, CLIENT UNBLOCK, disconnect). acq_rel CAS: the winner owns it.
+  std::atomic<int> state{kWaiting};
+};
+
+class BlockingRegistry {
+ public:
+  // Relaxed: read by every write command; a stale zero is harmless because registration happens
+  // inside an escalation (see atomicity.hpp), which orders it before any write that follows.
+  bool active() const { return count_.load(std::memory_order_relaxed) != 0; }
+  void add(const std::shared_ptr<BlockedClient>& b);
+  void remove(const BlockedClient& b);
+  bool has_waiters(std::string_view key);
+  // The waiters on key in the order they blocked.
+  std::vector<std::shared_ptr<BlockedClient>> waiters(std::string_view key);
+  std::shared_ptr<BlockedClient> find(std::uint64_t conn_id);
+  std::size_t blocked_clients() const { return count_.load(std::memory_order_relaxed); }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::deque<std::shared_ptr<BlockedClient>>> by_key_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<BlockedClient>> by_conn_;
+  std::atomic<std::size_t> count_{0};
+};
+
+// Keys modified by the running command while any client is blocked (Db records them): the keys
+// serve_blocked() looks at. One list per worker thread.
+std::vector<std::string>& ready_keys();
+
+}  // namespace kvlab::server

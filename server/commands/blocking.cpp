@@ -1,0 +1,430 @@
+// Blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, and the
+// serving of blocked clients (see server/blocking.hpp for the protocol).
+//
+// Every blocking command escalates over its keys (kEscalate): it looks at its keys in order and
+// pops from the first that has something (WRONGTYPE at the first key of another type, as Redis);
+// when none has, it registers as a waiter, unless it runs inside MULTI/EXEC, where it answers the
+// timeout reply at once. A waiter is served with the same pop on the key that became ready, and
+// answers the same reply it would have given at once.
+#include "server/blocking.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "server/commands/containers.hpp"
+#include "server/commands/set_types.hpp"
+#include "server/commands/value_types.hpp"
+
+namespace kvlab::server {
+
+void BlockingRegistry::add(const std::shared_ptr<BlockedClient>& b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& k : b->keys) by_key_[k].push_back(b);
+  by_conn_[b->conn_id] = b;
+  count_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void BlockingRegistry::remove(const BlockedClient& b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto c = by_conn_.find(b.conn_id);
+  if (c == by_conn_.end() || c->second.get() != &b) return;  // removed already
+  by_conn_.erase(c);
+  for (const auto& k : b.keys) {
+    auto it = by_key_.find(k);
+    if (it == by_key_.end()) continue;
+    auto& q = it->second;
+    for (auto e = q.begin(); e != q.end(); ++e) {
+      if (e->get() == &b) {
+        q.erase(e);
+        break;
+      }
+    }
+    if (q.empty()) by_key_.erase(it);
+  }
+  count_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool BlockingRegistry::has_waiters(std::string_view key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_key_.find(std::string(key)) != by_key_.end();
+}
+
+std::vector<std::shared_ptr<BlockedClient>> BlockingRegistry::waiters(std::string_view key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_key_.find(std::string(key));
+  if (it == by_key_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+std::shared_ptr<BlockedClient> BlockingRegistry::find(std::uint64_t conn_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_conn_.find(conn_id);
+  return it == by_conn_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string>& ready_keys() {
+  thread_local std::vector<std::string> keys;
+  return keys;
+}
+
+namespace {
+
+using List = ListObject::Data;
+
+enum class Kind { kPop, kMove, kMultiPop, kZPop, kZMultiPop };
+
+// A blocking command, parsed: what to pop, from which keys, for how long.
+struct Spec {
+  Kind kind = Kind::kPop;
+  bool left = true;     // lists: pop side; zsets: true = min
+  bool to_left = true;  // BLMOVE: push side
+  std::size_t count = 1;
+  bool has_count = false;
+  std::int64_t timeout_ms = 0;  // 0: forever
+  std::vector<std::string_view> keys;
+  std::string_view dst;
+};
+
+// Redis's timeout rules (seconds as a double): a bad number, a negative one and one too large for
+// milliseconds each have their text.
+bool parse_timeout(std::string_view s, std::int64_t* ms, std::string* error) {
+  long double v = 0;
+  if (!parse_long_double(s, &v)) {
+    *error = "ERR timeout is not a float or out of range";
+    return false;
+  }
+  const long double t = std::ceil(v * 1000.0L);
+  if (!(t >= 0) || t > static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 2)) {
+    *error = "ERR timeout is negative";
+    return false;
+  }
+  *ms = static_cast<std::int64_t>(t);
+  return true;
+}
+
+bool parse_count_option(std::span<const std::string_view> argv, std::size_t i, Spec* s,
+                        std::string* error) {
+  if (i == argv.size()) return true;
+  if (i + 2 != argv.size() || !iequals(argv[i], "count")) {
+    *error = std::string(err::kSyntax);
+    return false;
+  }
+  std::int64_t n = 0;
+  if (!parse_i64(argv[i + 1], &n) || n <= 0) {
+    *error = "ERR count should be greater than 0";
+    return false;
+  }
+  s->count = static_cast<std::size_t>(n);
+  s->has_count = true;
+  return true;
+}
+
+// Parses argv of any blocking command; false with *error set on a bad argument.
+bool parse_spec(std::span<const std::string_view> argv, Spec* s, std::string* error) {
+  const std::string name = lower_name(argv[0]);
+  if (name == "blpop" || name == "brpop" || name == "bzpopmin" || name == "bzpopmax") {
+    const bool zset = name[1] == 'z';
+    s->kind = zset ? Kind::kZPop : Kind::kPop;
+    s->left = name == "blpop" || name == "bzpopmin";
+    s->keys.assign(argv.begin() + 1, argv.end() - 1);
+    return parse_timeout(argv.back(), &s->timeout_ms, error);
+  }
+  if (name == "blmove" || name == "brpoplpush") {
+    s->kind = Kind::kMove;
+    s->keys = {argv[1]};
+    s->dst = argv[2];
+    std::string_view timeout = argv[3];
+    if (name == "blmove") {
+      timeout = argv[5];
+      auto side = [&](std::string_view a, bool* left) {
+        if (iequals(a, "left")) return *left = true, true;
+        if (iequals(a, "right")) return *left = false, true;
+        return false;
+      };
+      if (!side(argv[3], &s->left) || !side(argv[4], &s->to_left)) {
+        *error = std::string(err::kSyntax);
+        return false;
+      }
+    } else {
+      s->left = false;
+      s->to_left = true;
+    }
+    return parse_timeout(timeout, &s->timeout_ms, error);
+  }
+  // BLMPOP / BZMPOP timeout numkeys key [key ...] LEFT|RIGHT|MIN|MAX [COUNT count]
+  const bool zset = name == "bzmpop";
+  s->kind = zset ? Kind::kZMultiPop : Kind::kMultiPop;
+  if (!parse_timeout(argv[1], &s->timeout_ms, error)) return false;
+  std::int64_t n = 0;
+  if (!parse_i64(argv[2], &n) || n <= 0) {
+    *error = "ERR numkeys should be greater than 0";
+    return false;
+  }
+  if (static_cast<std::uint64_t>(n) > argv.size() - 4) {
+    *error = std::string(err::kSyntax);
+    return false;
+  }
+  s->keys.assign(argv.begin() + 3, argv.begin() + 3 + n);
+  const std::string_view where = argv[3 + n];
+  if (iequals(where, zset ? "min" : "left")) {
+    s->left = true;
+  } else if (iequals(where, zset ? "max" : "right")) {
+    s->left = false;
+  } else {
+    *error = std::string(err::kSyntax);
+    return false;
+  }
+  return parse_count_option(argv, 4 + n, s, error);
+}
+
+enum class Pop { kDone, kEmpty, kWrongType, kDstWrongType };
+
+void reply_score(ReplyWriter& r, double v) {
+  char buf[40];
+  r.bulk(std::string_view(buf, format_score(v, buf)));
+}
+
+// Pops from key as spec says and writes the reply to r. Nothing is written unless kDone.
+Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWriter& r) {
+  const bool zset = s.kind == Kind::kZPop || s.kind == Kind::kZMultiPop;
+  if (zset) {
+    std::vector<std::pair<std::string, double>> popped;
+    const Access a = write_container<ZSetObject>(
+        ctx, key, false,
+        [&](ZSet& z) {
+          const std::size_t n = std::min(s.count, z.size());
+          for (std::size_t k = 0; k < n; ++k) popped.push_back(z.pop(!s.left));
+        },
+        /*reply_wrongtype=*/false);
+    if (a == Access::kWrongType) return Pop::kWrongType;
+    if (a == Access::kMissing || popped.empty()) return Pop::kEmpty;
+    if (s.kind == Kind::kZPop) {
+      r.array(3);
+      r.bulk(key);
+      r.bulk(popped[0].first);
+      reply_score(r, popped[0].second);
+    } else {
+      r.array(2);
+      r.bulk(key);
+      r.array(popped.size());
+      for (const auto& [m, score] : popped) {
+        r.array(2);
+        r.bulk(m);
+        reply_score(r, score);
+      }
+    }
+    return Pop::kDone;
+  }
+  if (s.kind == Kind::kMove && key != s.dst) {
+    // The destination's type is checked first: a waiter whose destination holds another type
+    // stays blocked, and nothing is popped.
+    ObjectRef d;
+    if (lookup_container<ListObject>(ctx, s.dst, &d, false) == Access::kWrongType)
+      return Pop::kDstWrongType;
+  }
+  std::vector<std::string> popped;
+  const Access a = write_container<ListObject>(
+      ctx, key, false,
+      [&](List& l) {
+        const std::size_t n = std::min(s.count, l.size());
+        for (std::size_t k = 0; k < n; ++k) {
+          if (s.left) {
+            popped.push_back(std::move(l.front()));
+            l.pop_front();
+          } else {
+            popped.push_back(std::move(l.back()));
+            l.pop_back();
+          }
+        }
+        if (s.kind == Kind::kMove && key == s.dst) {  // a rotation: one locked step
+          if (s.to_left) {
+            l.push_front(popped[0]);
+          } else {
+            l.push_back(popped[0]);
+          }
+        }
+      },
+      /*reply_wrongtype=*/false);
+  if (a == Access::kWrongType) return Pop::kWrongType;
+  if (a == Access::kMissing || popped.empty()) return Pop::kEmpty;
+  switch (s.kind) {
+    case Kind::kPop:
+      r.array(2);
+      r.bulk(key);
+      r.bulk(popped[0]);
+      break;
+    case Kind::kMove:
+      if (key != s.dst) {
+        write_container<ListObject>(ctx, s.dst, true, [&](List& l) {
+          if (s.to_left) {
+            l.push_front(popped[0]);
+          } else {
+            l.push_back(popped[0]);
+          }
+        });
+      }
+      r.bulk(popped[0]);
+      break;
+    default:
+      r.array(2);
+      r.bulk(key);
+      r.array(popped.size());
+      for (const auto& v : popped) r.bulk(v);
+      break;
+  }
+  return Pop::kDone;
+}
+
+void blocking_cmd(CommandContext& ctx) {
+  Spec s;
+  std::string error;
+  if (!parse_spec(ctx.argv, &s, &error)) {
+    ctx.reply.error(error);
+    return;
+  }
+  for (std::string_view key : s.keys) {
+    switch (pop_from(ctx, s, key, ctx.reply)) {
+      case Pop::kDone:
+        return;
+      case Pop::kWrongType:
+      case Pop::kDstWrongType:
+        ctx.reply.error(err::kWrongType);
+        return;
+      case Pop::kEmpty:
+        break;
+    }
+  }
+  if (ctx.conn.in_exec) {  // inside MULTI/EXEC (or a script) a blocking command does not block
+    ctx.reply.null_array();
+    return;
+  }
+  auto b = std::make_shared<BlockedClient>();
+  b->conn_id = ctx.conn.id;
+  b->worker = ctx.worker.index();
+  b->deadline_ms = s.timeout_ms == 0 ? 0 : ctx.now_ms + s.timeout_ms;
+  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
+  for (std::string_view k : s.keys) {
+    bool seen = false;
+    for (const auto& o : b->keys) seen = seen || o == k;
+    if (!seen) b->keys.emplace_back(k);
+  }
+  ctx.server.blocking().add(b);
+  ctx.worker.block(ctx.conn, std::move(b));
+}
+
+constexpr std::uint32_t kBlock = kWrite | kEscalate;
+
+const CommandSpec kBlockingCommands[] = {
+    {"blpop", -3, kBlock, blocking_cmd, 1, -2, 1, "list",
+     "Remove and get the first element in a list, or block until one is available",
+     "key [key ...] timeout", "2.0.0", "O(N) where N is the number of provided keys."},
+    {"brpop", -3, kBlock, blocking_cmd, 1, -2, 1, "list",
+     "Remove and get the last element in a list, or block until one is available",
+     "key [key ...] timeout", "2.0.0", "O(N) where N is the number of provided keys."},
+    {"blmove", 6, kBlock | kDenyOom, blocking_cmd, 1, 2, 1, "list",
+     "Pop an element from a list, push it to another list and return it; or block until one is "
+     "available",
+     "source destination LEFT|RIGHT LEFT|RIGHT timeout", "6.2.0"},
+    {"brpoplpush", 4, kBlock | kDenyOom, blocking_cmd, 1, 2, 1, "list",
+     "Pop an element from a list, push it to another list and return it; or block until one is "
+     "available",
+     "source destination timeout", "2.2.0"},
+    {"blmpop",
+     -5,
+     kBlock,
+     blocking_cmd,
+     0,
+     0,
+     0,
+     "list",
+     "Pop elements from the first non-empty list, or block until one is available",
+     "timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]",
+     "7.0.0",
+     "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+     {},
+     keys_after_numkeys<2>},
+    {"bzpopmin", -3, kBlock | kFast, blocking_cmd, 1, -2, 1, "sorted-set",
+     "Remove and return the member with the lowest score from one of the sorted sets, or block "
+     "until one is available",
+     "key [key ...] timeout", "5.0.0",
+     "O(log(N)) with N being the number of elements in the sorted set."},
+    {"bzpopmax", -3, kBlock | kFast, blocking_cmd, 1, -2, 1, "sorted-set",
+     "Remove and return the member with the highest score from one of the sorted sets, or block "
+     "until one is available",
+     "key [key ...] timeout", "5.0.0",
+     "O(log(N)) with N being the number of elements in the sorted set."},
+    {"bzmpop",
+     -5,
+     kBlock,
+     blocking_cmd,
+     0,
+     0,
+     0,
+     "sorted-set",
+     "Remove and return members with scores in a sorted set, or block until one is available",
+     "timeout numkeys key [key ...] MIN|MAX [COUNT count]",
+     "7.0.0",
+     "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements "
+     "in the sorted set, and M being the number of elements popped.",
+     {},
+     keys_after_numkeys<2>},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> blocking_commands() {
+  return kBlockingCommands;
+}
+
+void serve_blocked(CommandContext& ctx) {
+  BlockingRegistry& reg = ctx.server.blocking();
+  std::vector<std::string>& ready = ready_keys();
+  // Serving pops (and BLMOVE pushes), which append to `ready` again: a push into a BLMOVE's
+  // destination serves that key's waiters in turn. Bounded so that a cycle of BLMOVEs with
+  // elements to spare cannot spin forever.
+  for (std::size_t i = 0; i < ready.size() && i < 100000; ++i) {
+    const std::string key = ready[i];
+    if (!reg.has_waiters(key)) continue;
+    for (const auto& b : reg.waiters(key)) {
+      int expected = BlockedClient::kWaiting;
+      if (!b->state.compare_exchange_strong(expected, BlockedClient::kServing,
+                                            std::memory_order_acq_rel))
+        continue;  // timed out, unblocked or disconnected meanwhile
+      std::vector<std::string_view> argv(b->argv.begin(), b->argv.end());
+      Spec s;
+      std::string error;
+      Buffer out;
+      ReplyWriter r(out);
+      const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, r) : Pop::kEmpty;
+      if (p != Pop::kDone) {
+        // release: nothing changed; a later server or the waiter's own timeout may take it.
+        b->state.store(BlockedClient::kWaiting, std::memory_order_release);
+        if (p == Pop::kDstWrongType) continue;  // this waiter cannot push; the next may
+        break;  // the key has nothing more to give (or holds another type)
+      }
+      b->state.store(BlockedClient::kDone, std::memory_order_release);
+      reg.remove(*b);
+      ctx.server.worker(b->worker).post_unblock(b->conn_id, b.get(),
+                                                std::string(out.data(), out.size()));
+    }
+  }
+  ready.clear();
+}
+
+bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {
+  std::shared_ptr<BlockedClient> b = server.blocking().find(conn_id);
+  if (!b) return false;
+  int expected = BlockedClient::kWaiting;
+  if (!b->state.compare_exchange_strong(expected, BlockedClient::kDone, std::memory_order_acq_rel))
+    return false;
+  server.blocking().remove(*b);
+  server.worker(b->worker).post_unblock(
+      conn_id, b.get(),
+      with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+                 : std::string("*-1\r\n"));
+  return true;
+}
+
+}  // namespace kvlab::server

@@ -1,0 +1,252 @@
+// Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) and CLIENT
+// UNBLOCK: Redis 7.0's replies and texts, FIFO service, wake-ups across workers, and delivery
+// exactly once under concurrency, for every --atomicity scheme.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/server/harness.hpp"
+
+using kvtest::Client;
+using kvtest::Reply;
+
+namespace {
+
+using V = std::vector<std::string>;
+
+V strs(const Reply& r) {
+  V out;
+  for (const Reply& e : r.elements) out.push_back(e.str);
+  return out;
+}
+
+// Sends a command without waiting for its reply (the caller reads it later with get_reply()):
+// hiredis only buffers appended commands, so write them out now.
+void send(Client& c, const V& args) {
+  c.append(args);
+  int done = 0;
+  while (!done && redisBufferWrite(c.raw(), &done) == REDIS_OK) {
+  }
+}
+
+// Clients whose last command was a blocking one (CLIENT LIST's cmd=).
+int count_blocked(Client& c) {
+  const std::string list = c("CLIENT LIST").str;
+  int count = 0;
+  for (const char* cmd : {"cmd=blpop ", "cmd=brpop ", "cmd=blmove ", "cmd=brpoplpush ",
+                          "cmd=blmpop ", "cmd=bzpopmin ", "cmd=bzpopmax ", "cmd=bzmpop "}) {
+    for (std::size_t p = list.find(cmd); p != std::string::npos; p = list.find(cmd, p + 1)) ++count;
+  }
+  return count;
+}
+
+// Waits (bounded, 5 s) until at least n (exactly 0 when n == 0) clients are blocked.
+bool wait_blocked(Client& c, int n) {
+  for (int i = 0; i < 500; ++i) {
+    const int k = count_blocked(c);
+    if (n == 0 ? k == 0 : k >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_SUITE("server") {
+  TEST_CASE("blocking pops answer at once when an element is there, with Redis's shapes") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client c(s.port());
+    CHECK(c("RPUSH l a b c d").integer == 4);
+    CHECK(strs(c("BLPOP none l 0")) == V{"l", "a"});
+    CHECK(strs(c("BRPOP l 0")) == V{"l", "d"});
+    CHECK(c("BRPOPLPUSH l l2 0").str == "c");
+    CHECK(c("BLMOVE l l2 LEFT LEFT 0").str == "b");
+    CHECK(strs(c("LRANGE l2 0 -1")) == V{"b", "c"});
+    CHECK(c("RPUSH m 1 2 3").integer == 3);
+    const Reply mp = c("BLMPOP 0 2 none m RIGHT COUNT 2");
+    REQUIRE(mp.elements.size() == 2);
+    CHECK(mp.elements[0].str == "m");
+    CHECK(strs(mp.elements[1]) == V{"3", "2"});
+    CHECK(c("ZADD z 1 a 2 b 3 c").integer == 3);
+    CHECK(strs(c("BZPOPMIN z 0")) == V{"z", "a", "1"});
+    CHECK(strs(c("BZPOPMAX z 0")) == V{"z", "c", "3"});
+    const Reply zm = c("BZMPOP 0 1 z MIN COUNT 5");
+    REQUIRE(zm.elements.size() == 2);
+    REQUIRE(zm.elements[1].elements.size() == 1);
+    CHECK(strs(zm.elements[1].elements[0]) == V{"b", "2"});
+    CHECK(c("EXISTS z").integer == 0);
+  }
+
+  TEST_CASE("blocking pops time out with a null array and check arguments as Redis") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client c(s.port());
+    for (const char* cmd :
+         {"BLPOP k 0.05", "BRPOP k 0.05", "BLMOVE a b LEFT RIGHT 0.05", "BRPOPLPUSH a b 0.05",
+          "BZPOPMIN z 0.05", "BZPOPMAX z 0.05", "BLMPOP 0.05 1 k LEFT", "BZMPOP 0.05 1 z MIN"}) {
+      CAPTURE(cmd);
+      CHECK(c(cmd).is_nil());
+    }
+    CHECK(c("BLPOP k -1").str == "ERR timeout is negative");
+    CHECK(c("BLPOP k abc").str == "ERR timeout is not a float or out of range");
+    CHECK(c("BLMPOP 0 0 k LEFT").str == "ERR numkeys should be greater than 0");
+    CHECK(c("BLMPOP 0 1 k UP").str == "ERR syntax error");
+    CHECK(c("BLMPOP 0 1 k LEFT COUNT 0").str == "ERR count should be greater than 0");
+    CHECK(c("BLMOVE a b UP LEFT 0").str == "ERR syntax error");
+    CHECK(c("SET s v").is_status("OK"));
+    CHECK(c("RPUSH l x").integer == 1);
+    CHECK(c("BLPOP s l 0").str ==
+          "WRONGTYPE Operation against a key holding the wrong kind of value");
+    CHECK(c("BZPOPMIN l 0").str ==
+          "WRONGTYPE Operation against a key holding the wrong kind of value");
+    // Inside MULTI a blocking command does not block.
+    CHECK(c("MULTI").is_status("OK"));
+    CHECK(c("BLPOP nothing 0").is_status("QUEUED"));
+    CHECK(c("BZPOPMAX nothing 0").is_status("QUEUED"));
+    const Reply r = c("EXEC");
+    REQUIRE(r.elements.size() == 2);
+    CHECK(r.elements[0].is_nil());
+    CHECK(r.elements[1].is_nil());
+  }
+
+  TEST_CASE("a push wakes the client blocked longest first, and pipelined commands wait") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client admin(s.port());
+    std::vector<std::unique_ptr<Client>> waiters;
+    for (int i = 0; i < 3; ++i) {
+      waiters.push_back(std::make_unique<Client>(s.port()));
+      send(*waiters.back(), {"BLPOP", "q", "5"});
+      REQUIRE(wait_blocked(admin, i + 1));  // one at a time: a known order
+    }
+    // The first waiter pipelined a command behind its BLPOP: it must run after the wake-up.
+    send(*waiters[0], {"RPUSH", "after", "x"});
+    CHECK(admin("RPUSH q e1 e2 e3").integer == 3);
+    for (int i = 0; i < 3; ++i)
+      CHECK(strs(waiters[i]->get_reply()) == V{"q", "e" + std::to_string(i + 1)});
+    CHECK(waiters[0]->get_reply().integer == 1);
+    CHECK(admin("LLEN q").integer == 0);
+  }
+
+  TEST_CASE("BLMOVE wakes, then its push wakes a client blocked on the destination") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client admin(s.port()), mover(s.port()), popper(s.port());
+    send(popper, {"BLPOP", "dst", "5"});
+    REQUIRE(wait_blocked(admin, 1));
+    send(mover, {"BLMOVE", "src", "dst", "LEFT", "RIGHT", "5"});
+    REQUIRE(wait_blocked(admin, 2));
+    CHECK(admin("LPUSH src v").integer == 1);
+    CHECK(mover.get_reply().str == "v");
+    CHECK(strs(popper.get_reply()) == V{"dst", "v"});
+    CHECK(admin("EXISTS src dst").integer == 0);
+  }
+
+  TEST_CASE("a MULTI/EXEC that pushes wakes blocked clients after it ran whole") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client admin(s.port()), w(s.port());
+    send(w, {"BRPOP", "q", "5"});
+    REQUIRE(wait_blocked(admin, 1));
+    CHECK(admin("MULTI").is_status("OK"));
+    CHECK(admin("RPUSH q a").is_status("QUEUED"));
+    CHECK(admin("RPUSH q b").is_status("QUEUED"));
+    CHECK(admin("EXEC").elements.size() == 2);
+    CHECK(strs(w.get_reply()) == V{"q", "b"});  // both pushes happened before the pop
+    CHECK(strs(admin("LRANGE q 0 -1")) == V{"a"});
+  }
+
+  TEST_CASE("CLIENT UNBLOCK ends a wait with the timeout reply or an UNBLOCKED error") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client admin(s.port()), w(s.port());
+    const long long id = w("CLIENT ID").integer;
+    send(w, {"BLPOP", "q", "0"});
+    REQUIRE(wait_blocked(admin, 1));
+    CHECK(admin("CLIENT UNBLOCK " + std::to_string(id) + " FOO").str ==
+          "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    CHECK(admin("CLIENT UNBLOCK " + std::to_string(id)).integer == 1);
+    CHECK(w.get_reply().is_nil());
+    CHECK(admin("CLIENT UNBLOCK " + std::to_string(id)).integer == 0);  // not blocked any more
+    send(w, {"BZPOPMIN", "z", "0"});
+    REQUIRE(wait_blocked(admin, 1));
+    CHECK(admin("CLIENT UNBLOCK " + std::to_string(id) + " ERROR").integer == 1);
+    CHECK(w.get_reply().str == "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    CHECK(admin("CLIENT UNBLOCK abc").str == "ERR value is not an integer or out of range");
+  }
+
+  // Property: with consumers blocked on both workers (and some that block, then disconnect),
+  // every pushed element is delivered exactly once or is still in the list; none is lost or
+  // duplicated. Pushers on both workers.
+  TEST_CASE("blocked consumers on every worker get every element exactly once") {
+    for (const char* scheme : {"global", "key-locks"}) {
+      CAPTURE(scheme);
+      kvtest::ServerProcess s({"--threads", "2", "--atomicity", scheme});
+      REQUIRE(s.running());
+      constexpr int kPushers = 2, kPerPusher = 1500, kConsumers = 4;
+      std::atomic<int> pushers_left{kPushers};
+      std::mutex mu;
+      std::multiset<std::string> received;
+      // Quitters: block, then disconnect before anything is pushed to their key... on the same
+      // key, so a disconnect must not take elements with it.
+      {
+        std::vector<std::unique_ptr<Client>> quitters;
+        Client admin(s.port());
+        for (int i = 0; i < 3; ++i) {
+          quitters.push_back(std::make_unique<Client>(s.port()));
+          send(*quitters.back(), {"BLPOP", "jobs", "0"});
+        }
+        REQUIRE(wait_blocked(admin, 3));
+        quitters.clear();                 // disconnect while blocked
+        REQUIRE(wait_blocked(admin, 0));  // the server has seen them go
+      }
+      std::vector<std::thread> ts;
+      for (int i = 0; i < kConsumers; ++i) {
+        ts.emplace_back([&] {
+          Client c(s.port());
+          std::vector<std::string> mine;
+          for (;;) {
+            const Reply r = c.cmd({"BLPOP", "jobs", "0.2"});
+            if (r.is_nil()) {
+              if (pushers_left.load() == 0) break;
+              continue;
+            }
+            REQUIRE(r.elements.size() == 2);
+            mine.push_back(r.elements[1].str);
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          received.insert(mine.begin(), mine.end());
+        });
+      }
+      for (int p = 0; p < kPushers; ++p) {
+        ts.emplace_back([&, p] {
+          Client c(s.port());
+          for (int n = 0; n < kPerPusher; n += 3) {
+            std::vector<std::string> push{"RPUSH", "jobs"};
+            for (int k = n; k < std::min(n + 3, kPerPusher); ++k)
+              push.push_back(std::to_string(p) + ":" + std::to_string(k));
+            c.cmd(push);
+          }
+          pushers_left.fetch_sub(1);
+        });
+      }
+      for (auto& t : ts) t.join();
+      Client c(s.port());
+      const Reply rest = c("LRANGE jobs 0 -1");
+      std::multiset<std::string> all = received;
+      for (const Reply& e : rest.elements) all.insert(e.str);
+      CHECK(all.size() == kPushers * kPerPusher);
+      std::set<std::string> unique(all.begin(), all.end());
+      CHECK(unique.size() == all.size());  // nothing delivered twice
+      for (int p = 0; p < kPushers; ++p)
+        for (int k = 0; k < kPerPusher; ++k)
+          if (unique.count(std::to_string(p) + ":" + std::to_string(k)) == 0) {
+            FAIL_CHECK("lost " << p << ":" << k);
+          }
+      MESSAGE(std::string(scheme) << ": " << received.size() << " delivered to blocked consumers, "
+                                  << rest.elements.size() << " left");
+    }
+  }
+}
