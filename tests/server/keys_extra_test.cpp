@@ -491,6 +491,8 @@ TEST_SUITE("generic key commands") {
     CHECK(words(c("SORT l BY h_*->f ALPHA GET h_*->f")) ==
           W{"(nil)", "(nil)", "(nil)", "(nil)", "a", "c"});
     CHECK(words(c("SORT l GET nostar LIMIT 0 1")) == W{"(nil)"});
+    c("SET #x v");  // only "#" alone is the element: "#x" has no '*' and never matches
+    CHECK(words(c("SORT l GET #x GET # LIMIT 0 1")) == W{"(nil)", "-5"});
     c("SADD s 5 3 9");
     CHECK(words(c("SORT s DESC")) == W{"9", "5", "3"});
     c("ZADD z 3 a 1 b 2 c");
