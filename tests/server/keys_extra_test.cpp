@@ -532,6 +532,13 @@ TEST_SUITE("generic key commands") {
     c("RPUSH bad 1 x 2");
     check_error(c("SORT bad"), kNotDouble);
     check_error(c("SORT bad STORE dst"), kNotDouble);
+    c("RPUSH huge 1 1e400");
+    check_error(c("SORT huge"), kNotDouble);
+    c("RPUSH tiny 1 1e-400");
+    check_error(c("SORT tiny"), kNotDouble);
+    // strtod's reading: hex, leading blanks, "" as 0, infinities.
+    c.cmd({"RPUSH", "odd", "0x10", " 5", "", "inf", "-inf"});
+    CHECK(words(c("SORT odd")) == W{"-inf", "", " 5", "0x10", "inf"});
     CHECK(c("EXISTS dst").integer == 0);
     CHECK(words(c("SORT bad ALPHA")) == W{"1", "2", "x"});
     CHECK(words(c("SORT bad BY nosort")) == W{"1", "x", "2"});
@@ -591,8 +598,9 @@ TEST_SUITE("generic key commands") {
     const std::vector<std::string> odd = {"",    " 7",   "7 ",  "1e400", "0x1A", "-0",
                                           "inf", "-inf", "nan", "3.5",   "abc",  "1e-400"};
     const auto element = [&](bool numeric) -> std::string {
+      if (pick(numeric ? 40 : 8) == 0)
+        return odd[static_cast<std::size_t>(pick(static_cast<int>(odd.size())))];
       if (numeric) return std::to_string(pick(41) - 20) + (pick(4) == 0 ? ".5" : "");
-      if (pick(8) == 0) return odd[static_cast<std::size_t>(pick(static_cast<int>(odd.size())))];
       std::string s;
       for (int i = 0, n = 1 + pick(4); i < n; ++i) s += static_cast<char>('a' + pick(5));
       return s;
