@@ -299,9 +299,11 @@ void scan_cmd(CommandContext& ctx) {
     ++examined;
     if (has_pattern && !glob_match(pattern, key)) continue;
     if (has_type) {
+      // A key removed since the snapshot has no type: it is skipped, even for TYPE none (Redis
+      // walks its live table and never returns a missing key).
       std::string_view actual = "none";
       read_live(ctx, key, [&](const Value& v) { actual = value_type_name(v); });
-      if (!iequals(type, actual)) continue;
+      if (actual == "none" || !iequals(type, actual)) continue;
     }
     out.push_back(key);
   }
@@ -621,6 +623,8 @@ void object_idletime_cmd(CommandContext& ctx) {
 
 // Redis's count: shared integers report INT_MAX (OBJ_SHARED_REFCOUNT), every other value 1 (a
 // value stored under one key). kvlab's own count (readers holding the Object) is not shown.
+// Redis decides sharing when it stores the value; this model decides it now, so a value written
+// while maxmemory was set with an LRU/LFU policy answers INT_MAX here once the policy is gone.
 void object_refcount_cmd(CommandContext& ctx) {
   Value v;
   if (!object_lookup(ctx, &v)) return;

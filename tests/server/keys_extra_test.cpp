@@ -466,6 +466,26 @@ TEST_SUITE("generic key commands") {
     CHECK(scan_all("zset") == W{"z"});
     CHECK(scan_all("foo").empty());
     CHECK(scan_all("none").empty());
+    // Keys deleted after the scan started are not returned for TYPE none (nor any other type).
+    std::vector<std::string> many = {"MSET"};
+    for (int i = 0; i < 20; ++i) {
+      many.push_back("k" + std::to_string(i));
+      many.push_back("v");
+    }
+    c.cmd(many);
+    const Reply first = c("SCAN 0 TYPE none COUNT 1");
+    REQUIRE(first.elements.size() == 2);
+    CHECK(first.elements[1].elements.empty());
+    c("FLUSHALL");
+    std::string cursor = first.elements[0].str;
+    W seen;
+    while (cursor != "0") {
+      const Reply r = c.cmd({"SCAN", cursor, "TYPE", "none", "COUNT", "5"});
+      REQUIRE(r.elements.size() == 2);
+      cursor = r.elements[0].str;
+      for (const auto& e : r.elements[1].elements) seen.push_back(e.str);
+    }
+    CHECK(seen.empty());
   }
 
   TEST_CASE("SORT sorts numbers, bytes, by other keys, with LIMIT and GET") {
