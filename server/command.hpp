@@ -127,6 +127,12 @@ std::span<const CommandSpec> admin_commands();  // connection and server command
 std::span<const CommandSpec> pubsub_commands();
 std::span<const CommandSpec> transaction_commands();  // MULTI, EXEC, DISCARD, WATCH, UNWATCH
 std::span<const CommandSpec> blocking_commands();     // BLPOP, BLMOVE, BZPOPMIN…
+std::span<const CommandSpec> sort_commands();  // SORT, SORT_RO (server/commands/sort.cpp)
+
+// The value of a CONFIG parameter that kvlab accepts without acting on it ("maxmemory",
+// "maxmemory-policy"...); empty for an unknown name. OBJECT FREQ/IDLETIME/REFCOUNT answer by
+// it as Redis does. Thread-safe (admin.cpp).
+std::string config_soft_value(std::string_view name);
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -65,6 +65,25 @@ class Container final : public ContainerBase {
   // A new empty container with reference count 1.
   static Container* make() { return new Container(); }
 
+  // A new container (reference count 1) whose data is a deep copy of this one's, made by
+  // copy(const T& from, T& to) under mu; nullptr when this one is dead or still empty (absent to
+  // every other command, see the protocol above). Each payload type names its copy next to its
+  // definition (clone_list, clone_hash in value_types.hpp; clone_set, clone_zset in set_types.hpp)
+  // so that COPY never shares mutable state between two keys.
+  template <class CopyFn>
+  Container* clone(CopyFn&& copy) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (dead.load(std::memory_order_relaxed) || data.empty()) return nullptr;
+    Container* c = new Container();
+    try {
+      copy(std::as_const(data), c->data);
+    } catch (...) {
+      delete c;
+      throw;
+    }
+    return c;
+  }
+
   T data;  // guarded by mu
 
  private:

@@ -115,3 +115,24 @@ inline constexpr std::string_view kLimitNeedsByScoreOrLex =
 inline constexpr std::string_view kWithScoresByLex =
     "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
 }  // namespace kvlab::server::err
+
+// Generic key commands (server/commands/keys.cpp, sort.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kSameObject = "ERR source and destination objects are the same";
+inline constexpr std::string_view kOutOfRangeInt =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+inline constexpr std::string_view kInvalidFirstDb = "ERR invalid first DB index";
+inline constexpr std::string_view kInvalidSecondDb = "ERR invalid second DB index";
+inline constexpr std::string_view kTimeoutNotInteger =
+    "ERR timeout is not an integer or out of range";
+inline constexpr std::string_view kTimeoutNegative = "ERR timeout is negative";
+inline constexpr std::string_view kFreqNotLfu =
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that "
+    "when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+inline constexpr std::string_view kIdletimeLfu =
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+    "switching between policies at runtime LRU and LFU data will take some time to adjust.";
+inline constexpr std::string_view kSortNotDouble =
+    "ERR One or more scores can't be converted into double";
+}  // namespace kvlab::server::err

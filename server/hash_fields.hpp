@@ -42,6 +42,19 @@ class HashFields {
   using Map = std::unordered_map<std::string, std::string, kvlab::StringHash, kvlab::StringEqual>;
   using const_iterator = Map::const_iterator;
 
+  HashFields() = default;
+  // Not copyable by accident: scan_ points into map_'s nodes, so a member-wise copy would point
+  // into the source. copy_from() is the deep copy (COPY).
+  HashFields(const HashFields&) = delete;
+  HashFields& operator=(const HashFields&) = delete;
+
+  // Replaces this hash's fields with copies of other's (the scan index is rebuilt on demand).
+  void copy_from(const HashFields& other) {
+    map_ = other.map_;
+    scan_.clear();
+    scan_valid_ = false;
+  }
+
   bool empty() const { return map_.empty(); }
   std::size_t size() const { return map_.size(); }
   const_iterator begin() const { return map_.begin(); }

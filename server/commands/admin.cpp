@@ -970,4 +970,6 @@ const CommandSpec kAdminCommands[] = {
 
 std::span<const CommandSpec> admin_commands() { return kAdminCommands; }
 
+std::string config_soft_value(std::string_view name) { return soft_get(name); }
+
 }  // namespace kvlab::server

@@ -1,4 +1,12 @@
-// The generic key family: DEL/UNLINK, EXISTS, TYPE, the expiry commands, KEYS, SCAN, RANDOMKEY.
+// The generic key family: DEL/UNLINK, EXISTS, TOUCH, TYPE, the expiry commands, KEYS, SCAN,
+// RANDOMKEY, RENAME/RENAMENX, COPY, MOVE, SWAPDB, OBJECT and WAIT (SORT is in sort.cpp).
+//
+// kvlab has one database (CONFIG GET databases answers 1), so MOVE, SWAPDB and COPY ... DB answer
+// what Redis 7.0 answers when started with `--databases 1`: index 0 is the only valid one, any
+// other is "ERR DB index is out of range", and MOVE to db 0 is the same-database error.
+//
+// Multi-key commands here (RENAME, COPY) are plain sequential code (read the source, write the
+// destination, remove the source): the atomicity layer locks both keys and runs them as if alone.
 //
 // KEYS, SCAN and RANDOMKEY walk the keyspace with for_each (weakly consistent, O(N)). SCAN needs a
 // resumable position that the keyspace interface does not offer, so it orders keys by a 64-bit
@@ -15,6 +23,8 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/commands/set_types.hpp"
+#include "server/commands/value_types.hpp"
 #include "server/container.hpp"
 
 namespace kvlab::server {
@@ -289,9 +299,11 @@ void scan_cmd(CommandContext& ctx) {
     ++examined;
     if (has_pattern && !glob_match(pattern, key)) continue;
     if (has_type) {
+      // A key removed since the snapshot has no type: it is skipped, even for TYPE none (Redis
+      // walks its live table and never returns a missing key).
       std::string_view actual = "none";
       read_live(ctx, key, [&](const Value& v) { actual = value_type_name(v); });
-      if (!iequals(type, actual)) continue;
+      if (actual == "none" || !iequals(type, actual)) continue;
     }
     out.push_back(key);
   }
@@ -335,6 +347,353 @@ void randomkey_cmd(CommandContext& ctx) {
   }
 }
 
+void touch_cmd(CommandContext& ctx) {
+  std::int64_t n = 0;  // a key named twice counts twice, as in Redis
+  for (std::size_t i = 1; i < ctx.argc(); ++i)
+    if (read_live(ctx, ctx.arg(i), [](const Value& v) { (void)v; })) ++n;
+  ctx.reply.integer(n);
+}
+
+// The live value of key (a container that was emptied and is being unlinked counts as absent).
+bool get_value(CommandContext& ctx, std::string_view key, Value* out) {
+  bool dead = false;
+  const bool found = read_live(ctx, key, [&](const Value& v) {
+    dead = live_container_is_dead(v);
+    if (!dead) *out = v;
+  });
+  return found && !dead;
+}
+
+// Removes key if it still holds obj (a concurrent writer that replaced it wins).
+void erase_if_holds(CommandContext& ctx, std::string_view key, const Object* obj) {
+  ctx.ks.update(key, [&](const Value* cur) {
+    return (cur != nullptr && cur->obj.get() == obj) ? U::erase() : U::keep();
+  });
+}
+
+// RENAME / RENAMENX source destination. The value moves with its TTL; the source goes away.
+// Renaming a key to itself answers OK (RENAME) or 0 (RENAMENX) when it exists, as Redis 7.0 does.
+void rename_generic(CommandContext& ctx, bool nx) {
+  const std::string_view src = ctx.arg(1), dst = ctx.arg(2);
+  Value v;
+  if (!get_value(ctx, src, &v)) {
+    ctx.reply.error(err::kNoSuchKey);
+    return;
+  }
+  if (src == dst) {
+    if (nx) {
+      ctx.reply.integer(0);
+    } else {
+      ctx.reply.ok();
+    }
+    return;
+  }
+  Value existing;
+  if (nx && get_value(ctx, dst, &existing)) {
+    ctx.reply.integer(0);
+    return;
+  }
+  const Object* moved = v.obj.get();
+  const std::int64_t expire = v.expire_ms;
+  ctx.ks.insert_or_assign(dst, std::move(v));
+  if (expire != 0) ctx.worker.track_expiry(dst, expire);
+  erase_if_holds(ctx, src, moved);
+  if (nx) {
+    ctx.reply.integer(1);
+  } else {
+    ctx.reply.ok();
+  }
+}
+void rename_cmd(CommandContext& ctx) {
+  rename_generic(ctx, false);
+}
+void renamenx_cmd(CommandContext& ctx) {
+  rename_generic(ctx, true);
+}
+
+// A deep copy of a value's object: strings are immutable and shared; each container type copies
+// itself (see Container::clone). Empty when the container was emptied meanwhile.
+ObjectRef clone_object(const ObjectRef& o) {
+  switch (o->type()) {
+    case ObjectType::kString:
+      return o;
+    case ObjectType::kList:
+      return ObjectRef(clone_list(*as_container<ListObject>(o)));
+    case ObjectType::kSet:
+      return ObjectRef(clone_set(*as_container<SetObject>(o)));
+    case ObjectType::kHash:
+      return ObjectRef(clone_hash(*as_container<HashObject>(o)));
+    case ObjectType::kZSet:
+      return ObjectRef(clone_zset(*as_container<ZSetObject>(o)));
+  }
+  return {};
+}
+
+// A database index argument as Redis's getIntFromObjectOrReply reads it. Replies and returns
+// false on a non-integer or a value outside int32.
+bool arg_db_index(CommandContext& ctx, std::string_view s, std::int64_t* out) {
+  if (!arg_i64(ctx, s, out)) return false;
+  if (*out < std::numeric_limits<std::int32_t>::min() ||
+      *out > std::numeric_limits<std::int32_t>::max()) {
+    ctx.reply.error(err::kOutOfRangeInt);
+    return false;
+  }
+  return true;
+}
+
+// COPY source destination [DB destination-db] [REPLACE]. The copy keeps the source's TTL.
+void copy_cmd(CommandContext& ctx) {
+  bool replace = false;
+  for (std::size_t i = 3; i < ctx.argc(); ++i) {
+    const std::string_view a = ctx.arg(i);
+    if (iequals(a, "replace")) {
+      replace = true;
+    } else if (iequals(a, "db") && i + 1 < ctx.argc()) {
+      std::int64_t db = 0;
+      if (!arg_db_index(ctx, ctx.arg(++i), &db)) return;
+      if (db != 0) {
+        ctx.reply.error(err::kDbIndexOutOfRange);
+        return;
+      }
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  const std::string_view src = ctx.arg(1), dst = ctx.arg(2);
+  if (src == dst) {
+    ctx.reply.error(err::kSameObject);
+    return;
+  }
+  Value v;
+  if (!get_value(ctx, src, &v)) {
+    ctx.reply.integer(0);
+    return;
+  }
+  Value existing;
+  if (!replace && get_value(ctx, dst, &existing)) {
+    ctx.reply.integer(0);
+    return;
+  }
+  ObjectRef copy = clone_object(v.obj);
+  if (!copy) {  // the source container was emptied between the lookup and the copy
+    ctx.reply.integer(0);
+    return;
+  }
+  ctx.ks.insert_or_assign(dst, Value{std::move(copy), v.expire_ms});
+  if (v.expire_ms != 0) ctx.worker.track_expiry(dst, v.expire_ms);
+  ctx.reply.integer(1);
+}
+
+// MOVE key db: with one database the only valid index is the source's own.
+void move_cmd(CommandContext& ctx) {
+  std::int64_t db = 0;
+  if (!arg_db_index(ctx, ctx.arg(2), &db)) return;
+  ctx.reply.error(db != 0 ? err::kDbIndexOutOfRange : err::kSameObject);
+}
+
+// SWAPDB index1 index2: swapping database 0 with itself is a no-op that answers OK.
+void swapdb_cmd(CommandContext& ctx) {
+  std::int64_t a = 0, b = 0;
+  const auto int32 = [](std::int64_t v) {
+    return v >= std::numeric_limits<std::int32_t>::min() &&
+           v <= std::numeric_limits<std::int32_t>::max();
+  };
+  if (!parse_i64(ctx.arg(1), &a) || !int32(a)) {
+    ctx.reply.error(err::kInvalidFirstDb);
+    return;
+  }
+  if (!parse_i64(ctx.arg(2), &b) || !int32(b)) {
+    ctx.reply.error(err::kInvalidSecondDb);
+    return;
+  }
+  if (a != 0 || b != 0) {
+    ctx.reply.error(err::kDbIndexOutOfRange);
+    return;
+  }
+  ctx.reply.ok();
+}
+
+// OBJECT ENCODING answers what Redis 7.0 would answer for the same value. kvlab has no such
+// encodings (a string is one Object, a set a MemberSet, ...): this is a model of Redis's choice,
+// computed from the value's contents with Redis's default thresholds (set-max-intset-entries 512,
+// hash-max-listpack-entries 128 / -value 64, zset-max-listpack-entries 128 / -value 64). Redis's
+// conversions are one-way (a set that once held 513 integers stays "hashtable" after an SREM), and
+// some commands store strings "raw" whatever their contents (APPEND, SETRANGE) or "embstr" where
+// the contents would give "int" (INCRBYFLOAT): the model answers as if the value had been written
+// with SET/SADD/HSET/ZADD in one go. Lists are always "quicklist" in 7.0.
+constexpr std::size_t kSetMaxIntsetEntries = 512;
+constexpr std::size_t kListpackMaxEntries = 128;
+constexpr std::size_t kListpackMaxValue = 64;
+constexpr std::size_t kEmbstrMax = 44;
+constexpr std::int64_t kSharedIntegers = 10000;
+
+bool string_is_int(std::string_view s, std::int64_t* v) {
+  return s.size() <= 20 && parse_i64(s, v);
+}
+
+// Redis shares the integers 0..9999 unless maxmemory is set with an LRU or LFU policy.
+bool shared_integers_enabled() {
+  const std::string maxmemory = config_soft_value("maxmemory");
+  const bool has_limit = maxmemory.find_first_of("123456789") != std::string::npos;
+  const std::string policy = config_soft_value("maxmemory-policy");
+  const bool lru_or_lfu =
+      policy.find("lru") != std::string::npos || policy.find("lfu") != std::string::npos;
+  return !has_limit || !lru_or_lfu;
+}
+
+bool lfu_policy() {
+  return config_soft_value("maxmemory-policy").find("lfu") != std::string::npos;
+}
+
+std::string_view string_encoding(std::string_view s) {
+  std::int64_t v = 0;
+  if (string_is_int(s, &v)) return "int";
+  return s.size() <= kEmbstrMax ? "embstr" : "raw";
+}
+
+std::string_view container_encoding(const ObjectRef& o) {
+  switch (o->type()) {
+    case ObjectType::kString:
+      return string_encoding(o->str());
+    case ObjectType::kList:
+      return "quicklist";
+    case ObjectType::kSet: {
+      SetObject* c = as_container<SetObject>(o);
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->data.size() > kSetMaxIntsetEntries) return "hashtable";
+      std::int64_t v = 0;
+      for (std::size_t i = 0; i < c->data.size(); ++i)
+        if (!parse_i64(c->data.at(i), &v)) return "hashtable";
+      return "intset";
+    }
+    case ObjectType::kHash: {
+      HashObject* c = as_container<HashObject>(o);
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->data.size() > kListpackMaxEntries) return "hashtable";
+      for (const auto& [f, v] : c->data)
+        if (f.size() > kListpackMaxValue || v.size() > kListpackMaxValue) return "hashtable";
+      return "listpack";
+    }
+    case ObjectType::kZSet: {
+      ZSetObject* c = as_container<ZSetObject>(o);
+      std::lock_guard<std::mutex> lock(c->mu);
+      if (c->data.size() > kListpackMaxEntries) return "skiplist";
+      for (const auto* n = c->data.list().first(); n != nullptr; n = n->next())
+        if (n->member.size() > kListpackMaxValue) return "skiplist";
+      return "listpack";
+    }
+  }
+  return "raw";
+}
+
+// OBJECT subcommands on an absent key answer nil, before any policy check (as Redis).
+bool object_lookup(CommandContext& ctx, Value* v) {
+  if (get_value(ctx, ctx.arg(2), v)) return true;
+  ctx.reply.null();
+  return false;
+}
+
+void object_encoding_cmd(CommandContext& ctx) {
+  Value v;
+  if (object_lookup(ctx, &v)) ctx.reply.bulk(container_encoding(v.obj));
+}
+
+// kvlab tracks neither access frequency nor idle time. FREQ answers 0 under an LFU policy (and
+// Redis's error otherwise); IDLETIME answers 0 (and Redis's error under an LFU policy).
+void object_freq_cmd(CommandContext& ctx) {
+  Value v;
+  if (!object_lookup(ctx, &v)) return;
+  if (!lfu_policy()) {
+    ctx.reply.error(err::kFreqNotLfu);
+    return;
+  }
+  ctx.reply.integer(0);
+}
+
+void object_idletime_cmd(CommandContext& ctx) {
+  Value v;
+  if (!object_lookup(ctx, &v)) return;
+  if (lfu_policy()) {
+    ctx.reply.error(err::kIdletimeLfu);
+    return;
+  }
+  ctx.reply.integer(0);
+}
+
+// Redis's count: shared integers report INT_MAX (OBJ_SHARED_REFCOUNT), every other value 1 (a
+// value stored under one key). kvlab's own count (readers holding the Object) is not shown.
+// Redis decides sharing when it stores the value; this model decides it now, so a value written
+// while maxmemory was set with an LRU/LFU policy answers INT_MAX here once the policy is gone.
+void object_refcount_cmd(CommandContext& ctx) {
+  Value v;
+  if (!object_lookup(ctx, &v)) return;
+  std::int64_t n = 0;
+  if (v.obj->type() == ObjectType::kString && string_is_int(v.obj->str(), &n) && n >= 0 &&
+      n < kSharedIntegers && shared_integers_enabled()) {
+    ctx.reply.integer(std::numeric_limits<std::int32_t>::max());
+    return;
+  }
+  ctx.reply.integer(1);
+}
+
+void object_help_cmd(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.array(std::size(kLines));
+  for (auto l : kLines) ctx.reply.simple(l);
+}
+
+void object_without_sub(CommandContext& ctx) {
+  ctx.reply.error(err::wrong_arity("object"));
+}
+
+// WAIT numreplicas timeout: kvlab has no replicas, so it answers 0 at once. (Redis, asked for
+// more replicas than acknowledge, would block until the timeout; with timeout 0, forever.)
+void wait_cmd(CommandContext& ctx) {
+  std::int64_t replicas = 0, timeout = 0;
+  if (!arg_i64(ctx, ctx.arg(1), &replicas)) return;
+  if (!parse_i64(ctx.arg(2), &timeout)) {
+    ctx.reply.error(err::kTimeoutNotInteger);
+    return;
+  }
+  if (timeout < 0) {
+    ctx.reply.error(err::kTimeoutNegative);
+    return;
+  }
+  ctx.reply.integer(0);
+}
+
+const CommandSpec kObjectSubcommands[] = {
+    {"encoding", 3, kReadOnly, object_encoding_cmd, 2, 2, 1, "generic",
+     "Inspect the internal encoding of a Redis object (kvlab: the encoding Redis 7.0 would use)",
+     "key", "2.2.3"},
+    {"freq", 3, kReadOnly, object_freq_cmd, 2, 2, 1, "generic",
+     "Get the logarithmic access frequency counter of a Redis object (kvlab: 0, not tracked)",
+     "key", "4.0.0"},
+    {"idletime", 3, kReadOnly, object_idletime_cmd, 2, 2, 1, "generic",
+     "Get the time since a Redis object was last accessed (kvlab: 0, not tracked)", "key", "2.2.3"},
+    {"refcount", 3, kReadOnly, object_refcount_cmd, 2, 2, 1, "generic",
+     "Get the number of references to the value of the key (as Redis counts them)", "key", "2.2.3"},
+    {"help", 2, kLoading | kStale, object_help_cmd, 0, 0, 0, "generic",
+     "Show helpful text about the different subcommands", "", "6.2.0"},
+};
+
 const CommandSpec kKeyCommands[] = {
     {"del", -2, kWrite, del_cmd, 1, -1, 1, "generic", "Delete a key",
      "key ...", "1.0.0", "O(N) where N is the number of keys that will be removed"},
@@ -373,6 +732,28 @@ const CommandSpec kKeyCommands[] = {
     {"randomkey", 1, kReadOnly | kKeyspaceWide, randomkey_cmd, 0, 0, 0, "generic",
      "Return a random key from the keyspace", "", "1.0.0",
      "O(N) in kvlab (the keyspace interface has no random access)"},
+    {"touch", -2, kReadOnly | kFast, touch_cmd, 1, -1, 1, "generic",
+     "Count the keys that exist (kvlab keeps no access time to update)", "key ...", "3.2.1",
+     "O(N) where N is the number of keys that will be touched"},
+    {"rename", 3, kWrite, rename_cmd, 1, 2, 1, "generic", "Rename a key", "key newkey"},
+    {"renamenx", 3, kWrite | kFast, renamenx_cmd, 1, 2, 1, "generic",
+     "Rename a key, only if the new key does not exist", "key newkey"},
+    {"copy", -3, kWrite | kDenyOom, copy_cmd, 1, 2, 1, "generic",
+     "Copy a key (kvlab has one database: DB accepts only 0)",
+     "source destination [DB destination-db] [REPLACE]", "6.2.0",
+     "O(N) worst case for collections, where N is the number of nested items"},
+    {"move", 3, kWrite | kFast, move_cmd, 1, 1, 1, "generic",
+     "Move a key to another database (kvlab has one database: always an error)", "key db"},
+    {"swapdb", 3, kWrite | kFast, swapdb_cmd, 0, 0, 0, "server",
+     "Swaps two Redis databases (kvlab has one database: only SWAPDB 0 0, a no-op)",
+     "index1 index2", "4.0.0"},
+    {"object", -2, 0, object_without_sub, 0, 0, 0, "generic",
+     "A container for object introspection commands", "", "2.2.3", "Depends on subcommand.",
+     kObjectSubcommands},
+    {"wait", 3, 0, wait_cmd, 0, 0, 0, "generic",
+     "Wait for the synchronous replication of all the write commands sent in the context of the "
+     "current connection (kvlab has no replicas: answers 0 at once)",
+     "numreplicas timeout", "3.0.0"},
 };
 
 }  // namespace

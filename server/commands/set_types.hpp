@@ -30,6 +30,15 @@ class MemberSet {
   MemberSet(const MemberSet&) = delete;
   MemberSet& operator=(const MemberSet&) = delete;
 
+  // Replaces this set's members with copies of other's, in other's dense order.
+  void copy_from(const MemberSet& other) {
+    index_.clear();
+    members_.clear();
+    index_.reserve(other.size());
+    members_.reserve(other.size());
+    for (const std::string* m : other.members_) insert(*m);
+  }
+
   std::size_t size() const { return members_.size(); }
   bool empty() const { return members_.empty(); }
   bool contains(std::string_view m) const { return index_.find(m) != index_.end(); }
@@ -68,6 +77,14 @@ class MemberSet {
 
 using SetObject = Container<MemberSet, ObjectType::kSet>;
 using ZSetObject = Container<ZSet, ObjectType::kZSet>;
+
+// Deep copies for COPY (see Container::clone): nullptr when src is dead or empty.
+inline SetObject* clone_set(SetObject& src) {
+  return src.clone([](const MemberSet& from, MemberSet& to) { to.copy_from(from); });
+}
+inline ZSetObject* clone_zset(ZSetObject& src) {
+  return src.clone([](const ZSet& from, ZSet& to) { to.copy_from(from); });
+}
 
 // SSCAN/ZSCAN arguments: key cursor [MATCH pattern] [COUNT count].
 struct ScanArgs {

@@ -245,8 +245,10 @@ void mset_cmd(CommandContext& ctx) {
   ctx.reply.ok();
 }
 
-// MSETNX: sets all keys only when none exists. Checked first, then inserted one key at a time with
-// insert-if-absent: under concurrent writers to the same keys it is atomic per key, not as a whole.
+// MSETNX: sets all keys only when none exists. Checked first, then written in argument order, so
+// a repeated key ends with its last value (MSETNX k a k b sets k to "b" and answers 1, as Redis).
+// The atomicity layer locks every key of the command, so nothing can create one of them between
+// the check and the writes; without it this is atomic per key, not as a whole.
 void msetnx_cmd(CommandContext& ctx) {
   if (ctx.argc() % 2 == 0) {
     ctx.reply.error(err::wrong_arity("msetnx"));
@@ -259,7 +261,7 @@ void msetnx_cmd(CommandContext& ctx) {
     }
   }
   for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
-    set_if_absent(ctx, ctx.arg(i), make_str(ctx.arg(i + 1)));
+    ctx.ks.insert_or_assign(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
   ctx.reply.integer(1);
 }
 

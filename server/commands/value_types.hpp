@@ -19,4 +19,14 @@ namespace kvlab::server {
 using ListObject = Container<std::deque<std::string>, ObjectType::kList>;
 using HashObject = Container<HashFields, ObjectType::kHash>;
 
+// Deep copies for COPY (see Container::clone): nullptr when src is dead or empty. A deque of
+// std::string copies every element's bytes.
+inline ListObject* clone_list(ListObject& src) {
+  return src.clone(
+      [](const std::deque<std::string>& from, std::deque<std::string>& to) { to = from; });
+}
+inline HashObject* clone_hash(HashObject& src) {
+  return src.clone([](const HashFields& from, HashFields& to) { to.copy_from(from); });
+}
+
 }  // namespace kvlab::server

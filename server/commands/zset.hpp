@@ -382,6 +382,14 @@ class ZSet {
   bool empty() const { return list_.size() == 0; }
   const ZSkipList& list() const { return list_; }
 
+  // Adds a copy of every (member, score) of other; REQUIRES: this set is empty. Fresh nodes and
+  // index entries: nothing is shared with other. O(N log N).
+  void copy_from(const ZSet& other) {
+    index_.reserve(other.size());
+    slots_.reserve(other.size());
+    for (const Node* n = other.list_.first(); n != nullptr; n = n->next()) set(n->member, n->score);
+  }
+
   const Node* find(std::string_view member) const {
     auto it = index_.find(member);
     return it == index_.end() ? nullptr : it->second;
