@@ -64,7 +64,8 @@ struct CommandTable::Impl {
 
 CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
-                      hash_commands(), set_commands(), zset_commands(), pubsub_commands()}) {
+                      hash_commands(), set_commands(), zset_commands(), pubsub_commands(),
+                      hyperloglog_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
