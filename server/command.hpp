@@ -119,6 +119,9 @@ std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 std::span<const CommandSpec> pubsub_commands();
 std::span<const CommandSpec> hyperloglog_commands();
+// hll-sparse-max-bytes (CONFIG GET/SET): the length past which a sparse HLL turns dense.
+std::uint64_t hll_sparse_max_bytes();
+void set_hll_sparse_max_bytes(std::uint64_t n);
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -34,6 +34,7 @@
 // keyspace update() whose function may run more than once, so it only assigns captured results.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -55,7 +56,12 @@ constexpr std::size_t kHeader = 16;
 constexpr std::size_t kDenseSize = kHeader + (kRegisters * kBits + 7) / 8;
 constexpr std::uint8_t kDense = 0;
 constexpr std::uint8_t kSparse = 1;
-constexpr std::size_t kSparseMaxBytes = 3000;  // Redis's hll-sparse-max-bytes default
+// hll-sparse-max-bytes, 3000 by default as in Redis. Relaxed: a setting read once per command;
+// nothing else is published with it.
+std::atomic<std::uint64_t> g_sparse_max_bytes{3000};
+std::size_t sparse_max_bytes() {
+  return static_cast<std::size_t>(g_sparse_max_bytes.load(std::memory_order_relaxed));
+}
 constexpr std::uint64_t kSeed = 0xadc83b19ULL;
 constexpr int kZeroMaxLen = 64;
 constexpr int kXZeroMaxLen = 16384;
@@ -343,11 +349,11 @@ int sparse_set(Bytes* s, long index, int count, std::size_t max_bytes) {
 }
 
 // Adds one element; 1 when a register changed, 0 when not, -1 on a corrupted sparse value.
-int hll_add(Bytes* s, std::string_view ele) {
+int hll_add(Bytes* s, std::string_view ele, std::size_t max_bytes) {
   long index = 0;
   const int count = pattern_len(ele, &index);
   if (encoding(*s) == kDense) return dense_set(s, index, count);
-  return sparse_set(s, index, count, kSparseMaxBytes);
+  return sparse_set(s, index, count, max_bytes);
 }
 
 using Histogram = std::array<int, 64>;
@@ -477,6 +483,7 @@ bool reply_check(CommandContext& ctx, Check c) {
 
 // PFADD key [element ...]
 void pfadd_cmd(CommandContext& ctx) {
+  const std::size_t max_bytes = sparse_max_bytes();
   Check c = Check::kAbsent;
   int updated = 0;
   bool corrupt = false;
@@ -495,7 +502,7 @@ void pfadd_cmd(CommandContext& ctx) {
     }
     bool changed = updated != 0;
     for (std::size_t j = 2; j < ctx.argc(); ++j) {
-      const int r = hll_add(&s, ctx.arg(j));
+      const int r = hll_add(&s, ctx.arg(j), max_bytes);
       if (r < 0) {
         corrupt = true;
         break;
@@ -573,6 +580,7 @@ void pfcount_cmd(CommandContext& ctx) {
 
 // PFMERGE destkey [sourcekey ...]: the destination is the first source too, as in Redis.
 void pfmerge_cmd(CommandContext& ctx) {
+  const std::size_t max_bytes = sparse_max_bytes();
   std::vector<std::uint8_t> max(kRegisters, 0);
   bool use_dense = false;
   for (std::size_t j = 1; j < ctx.argc(); ++j) {
@@ -619,7 +627,7 @@ void pfmerge_cmd(CommandContext& ctx) {
       if (encoding(s) == kDense) {
         dense_set(&s, j, regs[static_cast<std::size_t>(j)]);
       } else {
-        sparse_set(&s, j, regs[static_cast<std::size_t>(j)], kSparseMaxBytes);
+        sparse_set(&s, j, regs[static_cast<std::size_t>(j)], max_bytes);
       }
     }
     invalidate_cache(&s);
@@ -715,6 +723,7 @@ void pfdebug_cmd(CommandContext& ctx) {
 // PFSELFTEST: checks the register packing and that sparse and dense forms agree and stay within a
 // few standard errors of the truth, as Redis's self test does (own random values and checkpoints).
 void pfselftest_cmd(CommandContext& ctx) {
+  const std::size_t max_bytes = sparse_max_bytes();
   std::mt19937_64 rng(std::random_device{}());
   Bytes dense(kDenseSize, '\0');
   std::memcpy(dense.data(), "HYLL", 4);
@@ -741,10 +750,10 @@ void pfselftest_cmd(CommandContext& ctx) {
   for (std::uint64_t j = 1; j <= 1000000; ++j) {
     const std::uint64_t ele = j ^ seed;
     const std::string_view e(reinterpret_cast<const char*>(&ele), sizeof ele);
-    hll_add(&dense, e);
-    hll_add(&sparse, e);
+    hll_add(&dense, e, max_bytes);
+    hll_add(&sparse, e, max_bytes);
     if (j != checkpoint) continue;
-    if (j < kSparseMaxBytes / 2 && encoding(sparse) != kSparse) {
+    if (j < max_bytes / 2 && encoding(sparse) != kSparse) {
       ctx.reply.error("TESTFAILED sparse encoding not used");
       return;
     }
@@ -794,6 +803,13 @@ const CommandSpec kHyperLogLogCommands[] = {
 
 std::span<const CommandSpec> hyperloglog_commands() {
   return kHyperLogLogCommands;
+}
+
+std::uint64_t hll_sparse_max_bytes() {
+  return g_sparse_max_bytes.load(std::memory_order_relaxed);
+}
+void set_hll_sparse_max_bytes(std::uint64_t n) {
+  g_sparse_max_bytes.store(n, std::memory_order_relaxed);
 }
 
 }  // namespace kvlab::server

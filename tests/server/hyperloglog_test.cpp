@@ -315,6 +315,40 @@ TEST_CASE("corrupted sparse values answer INVALIDOBJ") {
   CHECK(c("PFCOUNT cached").integer == 7);
 }
 
+TEST_CASE("a sparse edit merges equal VALs up to five opcodes after the one before it") {
+  Client& c = client();
+  c("FLUSHALL");
+  // VAL 2, ZERO 4, VAL 2x2, VAL 2x2 (left unmerged by hand), XZERO: register 2 goes to 5, the
+  // ZERO splits into ZERO 1, VAL 5, ZERO 2, and the scan's fifth step merges the two VAL 2x2.
+  c.cmd({"SET", "d", header(1, 0, true) + bytes({0x84, 0x03, 0x85, 0x85, 0x7f, 0xf6})});
+  c.cmd({"SET", "s", header(1, 0, true) + bytes({0x01, 0x90, 0x7f, 0xfc})});
+  CHECK(c("PFMERGE d s").is_status("OK"));
+  CHECK(c("GET d").str == header(1, 0, true) + bytes({0x84, 0x00, 0x90, 0x01, 0x87, 0x7f, 0xf6}));
+  CHECK(c("PFDEBUG DECODE d").str == "v:2,1 z:1 v:5,1 z:2 v:2,4 Z:16375");
+}
+
+TEST_CASE("hll-sparse-max-bytes is a memory setting, 3000 by default") {
+  Client& c = client();
+  c("FLUSHALL");
+  const Reply g = c("CONFIG GET hll-sparse-max-bytes");
+  REQUIRE(g.elements.size() == 2);
+  CHECK(g.elements[1].str == "3000");
+  check_error(c("CONFIG SET hll-sparse-max-bytes abc"),
+              "ERR CONFIG SET failed (possibly related to argument 'hll-sparse-max-bytes') - "
+              "argument must be a memory value");
+  check_error(c("CONFIG SET hll-sparse-max-bytes -1"),
+              "ERR CONFIG SET failed (possibly related to argument 'hll-sparse-max-bytes') - "
+              "argument must be a memory value");
+  CHECK(c("CONFIG SET hll-sparse-max-bytes 1kb").is_status("OK"));
+  CHECK(c("CONFIG GET hll-sparse-max-bytes").elements[1].str == "1024");
+  CHECK(c("CONFIG SET hll-sparse-max-bytes 0").is_status("OK"));
+  c("PFADD h a");  // the first edit grows the string: dense at once
+  CHECK(c("PFDEBUG ENCODING h").is_status("dense"));
+  CHECK(c("CONFIG SET hll-sparse-max-bytes 3000").is_status("OK"));
+  c("PFADD h2 a");
+  CHECK(c("PFDEBUG ENCODING h2").is_status("sparse"));
+}
+
 TEST_CASE("COMMAND INFO gives Redis's arity, flags and key positions") {
   Client& c = client();
   struct Row {
@@ -537,4 +571,25 @@ TEST_CASE("corrupted and hand-made sparse values behave as in Redis") {
       CHECK(both.same_value(key));
     }
   }
+}
+
+TEST_CASE("other hll-sparse-max-bytes values promote to dense where Redis does") {
+  if (!redis().running()) return;
+  Client kv(server().port()), rd(redis().port());
+  Both both{kv, rd};
+  both({"FLUSHALL"});
+  std::mt19937_64 rng(77);
+  for (const char* limit : {"0", "18", "21", "100", "700", "5000"}) {
+    CAPTURE(limit);
+    both({"CONFIG", "SET", "hll-sparse-max-bytes", limit});
+    const std::string key = std::string("lim") + limit;
+    for (int step = 0; step < 30; ++step) {
+      both(pfadd_args(key, rng, static_cast<int>(rng() % 60), 1000000));
+      if (!both.same_value(key)) break;
+    }
+    both({"PFMERGE", key + "m", "nosuchkey", key});
+    CHECK(both.same_value(key + "m"));
+    both({"PFCOUNT", key});
+  }
+  both({"CONFIG", "SET", "hll-sparse-max-bytes", "3000"});
 }
