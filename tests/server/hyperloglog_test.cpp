@@ -157,6 +157,32 @@ std::vector<std::string> pfadd_args(const std::string& key, std::mt19937_64& rng
   return args;
 }
 
+// An 8-byte element whose MurmurHash64A (Redis's seed) is `hash`: every step of the hash is
+// invertible (multiplication by an odd constant, xorshifts by 47 bits), so the element can be
+// computed backwards. Gives elements with runs of zeros that random input would need ~2^32 tries
+// to find.
+std::string element_with_hash(std::uint64_t hash) {
+  constexpr std::uint64_t m = 0xc6a4a7935bd1e995ULL;
+  std::uint64_t minv = m;  // Newton's iteration for the inverse modulo 2^64
+  for (int i = 0; i < 6; ++i) minv *= 2 - m * minv;
+  auto unshift = [](std::uint64_t x) { return x ^ (x >> 47); };
+  std::uint64_t h = unshift(unshift(hash) * minv);  // undo the finalization
+  h *= minv;                                        // undo the last round's multiply
+  const std::uint64_t h0 = 0xadc83b19ULL ^ (8 * m);
+  std::uint64_t k = h ^ h0;  // the mixed word
+  k = unshift(k * minv) * minv;
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>(k >> (8 * i));
+  return out;
+}
+
+// An element that goes to register `index` with a run of `count` (1..51).
+std::string element_for(int index, int count) {
+  std::uint64_t hash = static_cast<std::uint64_t>(index);
+  if (count <= 50) hash |= std::uint64_t{1} << (14 + count - 1);
+  return element_with_hash(hash);
+}
+
 }  // namespace
 
 TEST_CASE("the server starts") {
@@ -325,6 +351,22 @@ TEST_CASE("a sparse edit merges equal VALs up to five opcodes after the one befo
   CHECK(c("PFMERGE d s").is_status("OK"));
   CHECK(c("GET d").str == header(1, 0, true) + bytes({0x84, 0x00, 0x90, 0x01, 0x87, 0x7f, 0xf6}));
   CHECK(c("PFDEBUG DECODE d").str == "v:2,1 z:1 v:5,1 z:2 v:2,4 Z:16375");
+}
+
+TEST_CASE("a register above 32 turns a sparse HLL dense") {
+  Client& c = client();
+  c("FLUSHALL");
+  c.cmd({"PFADD", "h", element_for(5, 32)});
+  CHECK(c("PFDEBUG DECODE h").str == "z:5 v:32,1 Z:16378");
+  c.cmd({"PFADD", "h", element_for(7, 33)});
+  CHECK(c("PFDEBUG ENCODING h").is_status("dense"));
+  const Reply regs = c("PFDEBUG GETREG h");
+  REQUIRE(regs.elements.size() == 16384);
+  CHECK(regs.elements[5].integer == 32);
+  CHECK(regs.elements[7].integer == 33);
+  c.cmd({"PFADD", "h", element_for(16383, 51)});  // the longest run; the last register
+  CHECK(c("PFDEBUG GETREG h").elements[16383].integer == 51);
+  CHECK(c("PFDEBUG GETREG h").elements[16382].integer == 0);
 }
 
 TEST_CASE("hll-sparse-max-bytes is a memory setting, 3000 by default") {
@@ -592,4 +634,24 @@ TEST_CASE("other hll-sparse-max-bytes values promote to dense where Redis does")
     both({"PFCOUNT", key});
   }
   both({"CONFIG", "SET", "hll-sparse-max-bytes", "3000"});
+}
+
+TEST_CASE("long runs of zeros (registers 33..51) are stored and counted as Redis does") {
+  if (!redis().running()) return;
+  Client kv(server().port()), rd(redis().port());
+  Both both{kv, rd};
+  both({"FLUSHALL"});
+  std::mt19937_64 rng(3);
+  for (int count = 30; count <= 51; ++count) {
+    const std::string key = "run" + std::to_string(count);
+    both(pfadd_args(key, rng, 50, 1000000));
+    both({"PFADD", key, element_for(static_cast<int>(rng() % 16384), count)});
+    CHECK(both.same_value(key));
+    both({"PFCOUNT", key});
+    CHECK(both.same_value(key));
+    both({"PFMERGE", "all", key});
+  }
+  CHECK(both.same_value("all"));
+  both({"PFCOUNT", "all"});
+  both({"PFCOUNT", "run51", "run40", "run33"});
 }
