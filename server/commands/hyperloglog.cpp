@@ -39,6 +39,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "server/commands/common.hpp"
 
@@ -785,12 +786,14 @@ const CommandSpec kHyperLogLogCommands[] = {
      "Adds the specified elements to the specified HyperLogLog.", "key [element ...]", "2.8.9",
      "O(1) to add every element."},
     // Read-only in Redis's flags although a single-key call may write the cached estimate back.
-    {"pfcount", -2, kReadOnly, pfcount_cmd, 1, -1, 1, "hyperloglog",
+    // PFCOUNT of several keys and PFMERGE read one key at a time (atomic per key, see keys.cpp's
+    // DEL), as the other multi-key families do.
+    {"pfcount", -2, kReadOnly | kMultiKeyPerKeyAtomic, pfcount_cmd, 1, -1, 1, "hyperloglog",
      "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
      "key [key ...]", "2.8.9",
      "O(1) with a very small average constant time when called with a single key. O(N) with N "
      "being the number of keys, and much bigger constant times, when called with multiple keys."},
-    {"pfmerge", -2, kRW, pfmerge_cmd, 1, -1, 1, "hyperloglog",
+    {"pfmerge", -2, kRW | kMultiKeyPerKeyAtomic, pfmerge_cmd, 1, -1, 1, "hyperloglog",
      "Merge N different HyperLogLogs into a single one.", "destkey [sourcekey ...]", "2.8.9",
      "O(N) to merge N HyperLogLogs, but with high constant times."},
     {"pfdebug", 3, kRW | kAdmin, pfdebug_cmd, 2, 2, 1, "hyperloglog",
