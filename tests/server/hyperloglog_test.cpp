@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/server/harness.hpp"
@@ -389,6 +390,43 @@ TEST_CASE("hll-sparse-max-bytes is a memory setting, 3000 by default") {
   CHECK(c("CONFIG SET hll-sparse-max-bytes 3000").is_status("OK"));
   c("PFADD h2 a");
   CHECK(c("PFDEBUG ENCODING h2").is_status("sparse"));
+}
+
+// Property: concurrent PFADDs to one key lose no register update (each is one keyspace update()
+// that may be retried): the result has the registers of the union of all batches.
+TEST_CASE("concurrent PFADDs to one key keep every register") {
+  Client& c = client();
+  c("FLUSHALL");
+  constexpr int kClients = 4, kBatches = 40, kPerBatch = 100;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([t] {
+      Client own(server().port());
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<std::string> args = {"PFADD", "shared"};
+        for (int i = 0; i < kPerBatch; ++i) {
+          args.push_back("t" + std::to_string(t) + "-" + std::to_string(b * kPerBatch + i));
+        }
+        own.cmd(args);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  // The same elements, one client, in one order.
+  for (int t = 0; t < kClients; ++t) {
+    std::vector<std::string> args = {"PFADD", "alone"};
+    for (int i = 0; i < kBatches * kPerBatch; ++i) {
+      args.push_back("t" + std::to_string(t) + "-" + std::to_string(i));
+    }
+    c.cmd(args);
+  }
+  const Reply a = c("PFDEBUG GETREG shared"), b = c("PFDEBUG GETREG alone");
+  REQUIRE(a.elements.size() == 16384);
+  REQUIRE(b.elements.size() == 16384);
+  int differ = 0;
+  for (std::size_t i = 0; i < 16384; ++i) differ += a.elements[i].integer != b.elements[i].integer;
+  CHECK(differ == 0);
+  CHECK(c("PFCOUNT shared").integer == c("PFCOUNT alone").integer);
 }
 
 TEST_CASE("COMMAND INFO gives Redis's arity, flags and key positions") {
