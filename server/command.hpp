@@ -133,6 +133,10 @@ std::span<const CommandSpec> sort_commands();  // SORT, SORT_RO (server/commands
 // "maxmemory-policy"...); empty for an unknown name. OBJECT FREQ/IDLETIME/REFCOUNT answer by
 // it as Redis does. Thread-safe (admin.cpp).
 std::string config_soft_value(std::string_view name);
+std::span<const CommandSpec> hyperloglog_commands();
+// hll-sparse-max-bytes (CONFIG GET/SET): the length past which a sparse HLL turns dense.
+std::uint64_t hll_sparse_max_bytes();
+void set_hll_sparse_max_bytes(std::uint64_t n);
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

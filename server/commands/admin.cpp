@@ -592,6 +592,17 @@ const std::vector<ConfigParam>& config_params() {
                  nullptr});
     p.push_back({"client-output-buffer-limit", [](Server& s) { return obuf_limit_text(s); },
                  set_obuf_limit});
+    p.push_back({"hll-sparse-max-bytes",
+                 [](Server&) { return std::to_string(hll_sparse_max_bytes()); },
+                 [](Server&, std::string_view v, std::string* why) {
+                   std::uint64_t n = 0;
+                   if (!parse_mem(v, &n) || n > static_cast<std::uint64_t>(INT64_MAX)) {
+                     *why = "argument must be a memory value";
+                     return false;
+                   }
+                   set_hll_sparse_max_bytes(n);
+                   return true;
+                 }});
     p.push_back({"kvlab-backend", [](Server& s) { return std::string(s.backend_name()); }, nullptr});
     p.push_back({"kvlab-queue", [](Server& s) { return s.config().queue; }, nullptr});
     p.push_back({"kvlab-threads", [](Server& s) { return std::to_string(s.num_workers()); }, nullptr});
