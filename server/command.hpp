@@ -118,6 +118,7 @@ std::span<const CommandSpec> zset_commands();
 std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 std::span<const CommandSpec> pubsub_commands();
+std::span<const CommandSpec> bitmap_commands();
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {
