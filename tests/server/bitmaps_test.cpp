@@ -520,6 +520,15 @@ class Generator {
   explicit Generator(std::uint64_t seed) : rng_(seed) {}
 
   std::vector<std::string> next() {
+    // Writes may turn the hash into a string and create bm:none; now and then both are reset.
+    if (restore_hash_) {
+      restore_hash_ = false;
+      return {"HSET", "bm:h", "f", "v"};
+    }
+    if (below(100) < 2) {
+      restore_hash_ = true;
+      return {"DEL", "bm:h", "bm:none"};
+    }
     const int pick = below(100);
     if (pick < 14) return setbit();
     if (pick < 18) return {"GETBIT", key(), bit_offset()};
@@ -544,7 +553,7 @@ class Generator {
     return v[static_cast<std::size_t>(below(static_cast<int>(v.size())))];
   }
 
-  // Four bitmaps, one hash (WRONGTYPE), one key never written.
+  // Four bitmaps, one hash (WRONGTYPE), one key deleted now and then (often missing).
   std::string key() {
     static const std::vector<std::string> keys = {"bm:0", "bm:1", "bm:2",
                                                   "bm:3", "bm:h", "bm:none"};
@@ -717,6 +726,7 @@ class Generator {
   }
 
   std::mt19937_64 rng_;
+  bool restore_hash_ = false;
 };
 
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
