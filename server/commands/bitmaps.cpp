@@ -43,7 +43,8 @@ Found lookup_string(CommandContext& ctx, std::string_view key, ObjectRef* out) {
   return wrong_type ? Found::kWrongType : Found::kString;
 }
 
-// Redis reads offsets and bitfield types as C strings: a NUL ends them.
+// Redis compares option words, and reads a bitfield type's width, as C strings: a NUL ends them
+// ("bit\0x" is BIT, "u8\0x" is u8). Numbers are read in full.
 std::string_view c_string(std::string_view s) {
   return s.substr(0, s.find('\0'));
 }
@@ -52,7 +53,6 @@ std::string_view c_string(std::string_view s) {
 // below 512 MiB; with hash_form, "#N" means N * bits. Redis multiplies in a signed 64-bit integer
 // that wraps in practice ("#2^58" for i64 is offset 0); so does this, in unsigned arithmetic.
 bool parse_bit_offset(std::string_view s, bool hash_form, int bits, std::uint64_t* out) {
-  s = c_string(s);
   const bool hash = hash_form && !s.empty() && s[0] == '#';
   if (hash) s.remove_prefix(1);
   std::int64_t v = 0;
@@ -133,6 +133,7 @@ void clamp_range(std::int64_t total, std::int64_t* start, std::int64_t* end) {
 
 // BYTE or BIT (case-insensitive); anything else is a syntax error, replied here.
 bool parse_unit(CommandContext& ctx, std::string_view s, bool* in_bits) {
+  s = c_string(s);
   if (iequals(s, "bit")) {
     *in_bits = true;
   } else if (iequals(s, "byte")) {
@@ -288,7 +289,7 @@ void bitpos_cmd(CommandContext& ctx) {
 }
 
 void bitop_cmd(CommandContext& ctx) {
-  const std::string_view op = ctx.arg(1);
+  const std::string_view op = c_string(ctx.arg(1));
   const bool is_and = iequals(op, "and"), is_or = iequals(op, "or"), is_xor = iequals(op, "xor"),
              is_not = iequals(op, "not");
   if (!is_and && !is_or && !is_xor && !is_not) {
@@ -486,7 +487,7 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
   std::uint64_t highest_bit = 0;  // the highest bit a SET or INCRBY touches
   for (std::size_t j = 2; j < ctx.argc(); ++j) {
     const std::size_t remaining = ctx.argc() - j - 1;
-    const std::string_view sub = ctx.arg(j);
+    const std::string_view sub = c_string(ctx.arg(j));
     FieldOpcode opcode;
     if (iequals(sub, "get") && remaining >= 2) {
       opcode = FieldOpcode::kGet;
@@ -495,7 +496,7 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
     } else if (iequals(sub, "incrby") && remaining >= 3) {
       opcode = FieldOpcode::kIncrBy;
     } else if (iequals(sub, "overflow") && remaining >= 1) {
-      const std::string_view how = ctx.arg(++j);
+      const std::string_view how = c_string(ctx.arg(++j));
       if (iequals(how, "wrap")) {
         overflow = Overflow::kWrap;
       } else if (iequals(how, "sat")) {

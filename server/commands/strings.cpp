@@ -489,7 +489,8 @@ void lcs_cmd(CommandContext& ctx) {
   bool want_idx = false, want_len = false, with_match_len = false;
   std::int64_t min_match_len = 0;
   for (std::size_t i = 3; i < ctx.argc(); ++i) {
-    const std::string_view opt = ctx.arg(i);
+    // Compared as a C string, as Redis does: a NUL ends the word.
+    const std::string_view opt = ctx.arg(i).substr(0, ctx.arg(i).find('\0'));
     if (iequals(opt, "idx")) {
       want_idx = true;
     } else if (iequals(opt, "len")) {

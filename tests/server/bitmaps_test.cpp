@@ -173,6 +173,8 @@ TEST_SUITE("server") {
     CHECK(c("BITCOUNT bc 1 1 BYTE").integer == 6);
     CHECK(c("BITCOUNT bc 5 30 BIT").integer == 17);
     CHECK(c("BITCOUNT bc 0 -1 bit").integer == 26);
+    // Option words are compared as C strings, as Redis does: a NUL ends them.
+    CHECK(c.cmd({"BITCOUNT", "bc", "5", "30", std::string("BIT\0x", 5)}).integer == 17);
     CHECK(c("BITCOUNT bc -2 -1").integer == 7);
     CHECK(c("BITCOUNT bc -100 100").integer == 26);
     CHECK(c("BITCOUNT bc 3 2").integer == 0);
@@ -346,6 +348,9 @@ TEST_SUITE("server") {
     for (const char* o : {"-1", "x", "#", "#-1", "##1", "#01", "#+1", "4294967296"}) {
       check_error(c.cmd({"BITFIELD", "bf", "GET", "i8", o}), kBitOffset);
     }
+    // Redis reads the type's width up to a NUL, the offset in full.
+    CHECK(ints(c.cmd({"BITFIELD", "bf", "GET", std::string("u8\0x", 4), "0"})) == I{1});
+    check_error(c.cmd({"BITFIELD", "bf", "GET", "u8", std::string("8\0", 2)}), kBitOffset);
     check_error(c("BITFIELD bf SET i8 0 x"), kNotInteger);
     check_error(c("BITFIELD bf INCRBY i8 0 1.5"), kNotInteger);
     check_error(c("BITFIELD bf GET i8 0 SET u64 0 1"), kBitfieldType);
