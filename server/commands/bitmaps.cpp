@@ -425,15 +425,19 @@ std::optional<std::int64_t> write_field(char* p, std::size_t len, const FieldOp&
     const std::int64_t min = -max - 1;
     const std::int64_t old = sign_extend(old_raw, op.bits);
     const std::int64_t base = incr ? old : op.value, add = incr ? op.value : 0;
-    const __int128 exact = static_cast<__int128>(base) + add;
+    // The exact sum's side of the range; when the 64-bit sum overflows, the increment's sign.
+    std::int64_t sum = 0;
+    const bool sum_overflows = __builtin_add_overflow(base, add, &sum);
+    const bool above = sum_overflows ? add > 0 : sum > max;
+    const bool below = sum_overflows ? add < 0 : sum < min;
     // Redis compares the increment with max - value computed in wrapping 64-bit arithmetic. For an
     // INCRBY (value in range) that is exact; a SET of a value below -(2^63 - 1 - max), where the
     // difference wraps negative, thereby counts as an overflow upwards: SAT stores max for it.
     const bool wrapped_up =
         op.bits < 64 && static_cast<std::int64_t>(static_cast<std::uint64_t>(max) -
                                                   static_cast<std::uint64_t>(base)) < add;
-    const bool up = exact > max || wrapped_up;
-    if (up || exact < min) {
+    const bool up = above || wrapped_up;
+    if (up || below) {
       switch (op.overflow) {
         case Overflow::kFail:
           return std::nullopt;
@@ -446,16 +450,19 @@ std::optional<std::int64_t> write_field(char* p, std::size_t len, const FieldOp&
           break;
       }
     } else {
-      next = static_cast<std::uint64_t>(static_cast<std::int64_t>(exact));
+      next = static_cast<std::uint64_t>(sum);
     }
     answer_old = old;
   } else {
     const std::uint64_t max = (std::uint64_t{1} << op.bits) - 1;
     bool up = false, down = false;
     if (incr) {
-      const __int128 exact = static_cast<__int128>(old_raw) + op.value;
-      up = exact > static_cast<__int128>(max);
-      down = exact < 0;
+      // old_raw <= max < 2^63, so neither difference below can wrap.
+      if (op.value >= 0) {
+        up = static_cast<std::uint64_t>(op.value) > max - old_raw;
+      } else {
+        down = static_cast<std::uint64_t>(-(op.value + 1)) + 1 > old_raw;  // |value| > old
+      }
       next = old_raw + static_cast<std::uint64_t>(op.value);
     } else {
       next = static_cast<std::uint64_t>(op.value);
