@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/server/harness.hpp"
@@ -420,6 +421,32 @@ TEST_SUITE("server") {
     c.cmd({"SET", "lbig", std::string(12000, 'a')});
     check_error(c("LCS lbig lbig"),
                 "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+  }
+
+  // Property: SETBIT and BITFIELD are atomic read-modify-writes on their key. Four clients set
+  // disjoint bits of one key while four others INCRBY one counter field of the same key; no
+  // update is lost, so every bit is set and the counter equals the number of increments.
+  TEST_CASE("concurrent SETBIT and BITFIELD INCRBY on one key lose no update") {
+    auto& c = client();
+    c("DEL race");
+    constexpr int kClients = 4, kOps = 400;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2 * kClients; ++t) {
+      threads.emplace_back([t] {
+        Client own(target_port());
+        for (int i = 0; i < kOps; ++i) {
+          if (t < kClients) {
+            own.append({"SETBIT", "race", std::to_string(64 + i * kClients + t), "1"});
+          } else {
+            own.append({"BITFIELD", "race", "INCRBY", "u32", "0", "1"});
+          }
+        }
+        for (int i = 0; i < kOps; ++i) own.get_reply();
+      });
+    }
+    for (auto& th : threads) th.join();
+    CHECK(c("BITCOUNT race 8 -1").integer == kClients * kOps);
+    CHECK(ints(c("BITFIELD race GET u32 0")) == I{kClients * kOps});
   }
 
   TEST_CASE("COMMAND INFO gives the bitmap commands' arity, flags and key positions") {
