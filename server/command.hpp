@@ -137,6 +137,7 @@ std::span<const CommandSpec> hyperloglog_commands();
 // hll-sparse-max-bytes (CONFIG GET/SET): the length past which a sparse HLL turns dense.
 std::uint64_t hll_sparse_max_bytes();
 void set_hll_sparse_max_bytes(std::uint64_t n);
+std::span<const CommandSpec> bitmap_commands();
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -135,4 +135,24 @@ inline constexpr std::string_view kIdletimeLfu =
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 inline constexpr std::string_view kSortNotDouble =
     "ERR One or more scores can't be converted into double";
+// Bitmaps and LCS (server/commands/bitmaps.cpp, strings.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kBitOffset = "ERR bit offset is not an integer or out of range";
+inline constexpr std::string_view kBitValue = "ERR bit is not an integer or out of range";
+inline constexpr std::string_view kBitposBit = "ERR The bit argument must be 1 or 0.";
+inline constexpr std::string_view kBitopNot =
+    "ERR BITOP NOT must be called with a single source key.";
+inline constexpr std::string_view kBitfieldType =
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 "
+    "is.";
+inline constexpr std::string_view kBitfieldOverflow = "ERR Invalid OVERFLOW type specified";
+inline constexpr std::string_view kBitfieldRo = "ERR BITFIELD_RO only supports the GET subcommand";
+inline constexpr std::string_view kLcsWrongType =
+    "ERR The specified keys must contain string values";
+inline constexpr std::string_view kLcsIdxAndLen =
+    "ERR If you want both the length and indexes, please just use IDX.";
+inline constexpr std::string_view kLcsTooMuchMemory =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+inline constexpr std::string_view kLcsAllocFailed =
+    "ERR Insufficient memory, failed allocating transient memory for LCS";
 }  // namespace kvlab::server::err

@@ -1,4 +1,4 @@
-// The string family: GET, SET and friends, counters, ranges.
+// The string family: GET, SET and friends, counters, ranges, LCS.
 //
 // Every write is one keyspace operation on one key: plain SET/MSET use insert_or_assign; anything
 // that reads first (NX/XX/GET/KEEPTTL, INCR, APPEND, SETRANGE…) goes through update(), whose
@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "server/commands/common.hpp"
 
@@ -464,6 +467,133 @@ void incrbyfloat_cmd(CommandContext& ctx) {
   }
 }
 
+// LCS: the longest common subsequence of two strings (missing keys are empty), by the textbook
+// dynamic-programming table: O(N*M) time and 4*(N+1)*(M+1) transient bytes, refused above
+// proto-max-bulk-len as Redis does. IDX walks the table back from its end, preferring to shorten
+// the second string on ties as Redis does, so the matches (runs where both strings advance
+// together) come out as Redis emits them: from the ends of the strings towards their starts.
+void lcs_cmd(CommandContext& ctx) {
+  ObjectRef objs[2];
+  bool wrong_type = false;
+  for (int k = 0; k < 2; ++k) {
+    read_live(ctx, ctx.arg(1 + static_cast<std::size_t>(k)), [&](const Value& v) {
+      if (v.obj->type() != ObjectType::kString) {
+        wrong_type = true;
+      } else {
+        objs[k] = v.obj;
+      }
+    });
+  }
+  if (wrong_type) {
+    ctx.reply.error(err::kLcsWrongType);
+    return;
+  }
+  bool want_idx = false, want_len = false, with_match_len = false;
+  std::int64_t min_match_len = 0;
+  for (std::size_t i = 3; i < ctx.argc(); ++i) {
+    // Compared as a C string, as Redis does: a NUL ends the word.
+    const std::string_view opt = ctx.arg(i).substr(0, ctx.arg(i).find('\0'));
+    if (iequals(opt, "idx")) {
+      want_idx = true;
+    } else if (iequals(opt, "len")) {
+      want_len = true;
+    } else if (iequals(opt, "withmatchlen")) {
+      with_match_len = true;
+    } else if (iequals(opt, "minmatchlen") && i + 1 < ctx.argc()) {
+      if (!arg_i64(ctx, ctx.arg(++i), &min_match_len)) return;
+      if (min_match_len < 0) min_match_len = 0;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  if (want_idx && want_len) {
+    ctx.reply.error(err::kLcsIdxAndLen);
+    return;
+  }
+  const std::string_view a = objs[0] ? objs[0]->str() : std::string_view();
+  const std::string_view b = objs[1] ? objs[1]->str() : std::string_view();
+  const std::size_t rows = a.size() + 1, cols = b.size() + 1;
+  if (static_cast<std::uint64_t>(rows) * cols * sizeof(std::uint32_t) > kMaxString) {
+    ctx.reply.error(err::kLcsTooMuchMemory);
+    return;
+  }
+  std::unique_ptr<std::uint32_t[]> table(new (std::nothrow) std::uint32_t[rows * cols]);
+  if (!table) {
+    ctx.reply.error(err::kLcsAllocFailed);
+    return;
+  }
+  // L(i, j): the LCS length of a[0..i) and b[0..j).
+  auto L = [&](std::size_t i, std::size_t j) -> std::uint32_t& { return table[i * cols + j]; };
+  for (std::size_t j = 0; j < cols; ++j) L(0, j) = 0;
+  for (std::size_t i = 1; i < rows; ++i) {
+    L(i, 0) = 0;
+    for (std::size_t j = 1; j < cols; ++j) {
+      L(i, j) = a[i - 1] == b[j - 1] ? L(i - 1, j - 1) + 1 : std::max(L(i - 1, j), L(i, j - 1));
+    }
+  }
+  const std::uint32_t lcs_len = L(rows - 1, cols - 1);
+  if (want_len) {
+    ctx.reply.integer(lcs_len);
+    return;
+  }
+  struct Match {
+    std::size_t a_start, a_end, b_start, b_end;
+  };
+  std::vector<Match> matches;
+  std::string lcs(lcs_len, '\0');
+  std::size_t i = rows - 1, j = cols - 1, k = lcs_len;
+  bool in_match = false;
+  Match m{};
+  auto close_match = [&] {
+    const std::size_t n = m.a_end - m.a_start + 1;
+    if (min_match_len == 0 || n >= static_cast<std::uint64_t>(min_match_len)) matches.push_back(m);
+    in_match = false;
+  };
+  while (i > 0 && j > 0) {
+    if (a[i - 1] == b[j - 1]) {
+      lcs[--k] = a[i - 1];
+      if (!in_match) {
+        m = Match{i - 1, i - 1, j - 1, j - 1};
+        in_match = true;
+      } else {  // consecutive matches are contiguous in both strings: extend backwards
+        m.a_start = i - 1;
+        m.b_start = j - 1;
+      }
+      --i;
+      --j;
+      if (i == 0 || j == 0) close_match();
+    } else {
+      if (L(i - 1, j) > L(i, j - 1)) {
+        --i;
+      } else {
+        --j;
+      }
+      if (in_match) close_match();
+    }
+  }
+  if (!want_idx) {
+    ctx.reply.bulk(lcs);
+    return;
+  }
+  // RESP2 has no map: the {"matches": [...], "len": n} map is a flat array of four.
+  ctx.reply.array(4);
+  ctx.reply.bulk("matches");
+  ctx.reply.array(matches.size());
+  for (const Match& x : matches) {
+    ctx.reply.array(with_match_len ? 3 : 2);
+    ctx.reply.array(2);
+    ctx.reply.integer(static_cast<std::int64_t>(x.a_start));
+    ctx.reply.integer(static_cast<std::int64_t>(x.a_end));
+    ctx.reply.array(2);
+    ctx.reply.integer(static_cast<std::int64_t>(x.b_start));
+    ctx.reply.integer(static_cast<std::int64_t>(x.b_end));
+    if (with_match_len) ctx.reply.integer(static_cast<std::int64_t>(x.a_end - x.a_start + 1));
+  }
+  ctx.reply.bulk("len");
+  ctx.reply.integer(lcs_len);
+}
+
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
 const CommandSpec kStringCommands[] = {
     {"get", 2, kReadOnly | kFast, get_cmd, 1, 1, 1, "string", "Get the value of a key", "key"},
@@ -516,6 +646,9 @@ const CommandSpec kStringCommands[] = {
      "Decrement the integer value of a key by the given number", "key decrement"},
     {"incrbyfloat", 3, kRW | kFast, incrbyfloat_cmd, 1, 1, 1, "string",
      "Increment the float value of a key by the given amount", "key increment", "2.6.0"},
+    {"lcs", -3, kReadOnly, lcs_cmd, 1, 2, 1, "string",
+     "Find longest common substring", "key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]",
+     "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively"},
 };
 
 }  // namespace
