@@ -65,11 +65,11 @@ struct CommandTable::Impl {
 };
 
 CommandTable::CommandTable() : impl_(new Impl) {
-  for (auto family : {admin_commands(), key_commands(), string_commands(), list_commands(),
-                      hash_commands(), set_commands(), zset_commands(), pubsub_commands(),
-                      transaction_commands(), blocking_commands(), sort_commands(), hyperloglog_commands(), for (auto family :
+  // One list of the command families; each returns its rows.
+  for (auto family :
        {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
-        set_commands(), zset_commands(), pubsub_commands(), bitmap_commands()}) {
+        set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
+        blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);

@@ -135,6 +135,8 @@ inline constexpr std::string_view kIdletimeLfu =
     "switching between policies at runtime LRU and LFU data will take some time to adjust.";
 inline constexpr std::string_view kSortNotDouble =
     "ERR One or more scores can't be converted into double";
+}  // namespace kvlab::server::err
+
 // Bitmaps and LCS (server/commands/bitmaps.cpp, strings.cpp).
 namespace kvlab::server::err {
 inline constexpr std::string_view kBitOffset = "ERR bit offset is not an integer or out of range";
