@@ -2,6 +2,7 @@
 // authentication are checked, for commands and subcommands alike.
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <new>
 #include <string>
@@ -69,8 +70,13 @@ CommandTable::CommandTable() : impl_(new Impl) {
       all_.push_back(&c);
       impl_->put(&c);
       impl_->full_names.emplace(&c, std::string(c.name));
-      for (const CommandSpec& sub : c.subcommands)
+      c.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+      by_stat_id_.push_back(&c);
+      for (const CommandSpec& sub : c.subcommands) {
         impl_->full_names.emplace(&sub, std::string(c.name) + "|" + std::string(sub.name));
+        sub.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+        by_stat_id_.push_back(&sub);
+      }
     }
   }
   if (all_.size() > Impl::kSlots / 2) std::abort();  // keep the lookup table sparse
@@ -175,6 +181,50 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
   return c.extra_keys == nullptr || c.extra_keys(argv, out);
 }
 
+namespace {
+// The command clock of this worker thread (CLOCK_MONOTONIC, nanoseconds): the reading taken after
+// the previous command of the batch, or at the batch's start.
+thread_local std::uint64_t t_clock_ns = 0;
+
+std::uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
+  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// One executed command: a call, its time since the previous clock reading, failed if it replied
+// an error.
+void count_call(CommandContext& ctx, const CommandSpec& cmd) {
+  const std::uint64_t now = monotonic_ns();
+  CommandStat& st = ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id];
+  bump_stat(st.calls, 1);
+  bump_stat(st.nanos, now - t_clock_ns);
+  if (ctx.reply.errors() != 0) bump_stat(st.failed, 1);
+  t_clock_ns = now;
+  ctx.counted = true;
+}
+}  // namespace
+
+void restart_command_clock() {
+  t_clock_ns = monotonic_ns();
+}
+
+void count_rejected(CommandContext& ctx) {
+  const CommandSpec* cmd = CommandTable::instance().find(ctx.argv[0]);
+  if (cmd == nullptr) return;
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    cmd = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (cmd == nullptr) return;
+  }
+  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd->stat_id].rejected, 1);
+}
+
 void dispatch(CommandContext& ctx) {
   const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
@@ -218,6 +268,7 @@ void dispatch(CommandContext& ctx) {
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
+  count_call(ctx, *cmd);
 }
 
 namespace {
