@@ -150,10 +150,12 @@ class CommandTable {
 // Runs one command: existence, arity and authentication checks, then the handler. Never throws.
 void dispatch(CommandContext& ctx);
 
-// Command statistics (INFO commandstats). The worker restarts the command clock before each batch
-// of commands it parses from one read; count_call() (the end of dispatch) attributes the time since
-// the previous reading to the command, so a batch costs one clock read per command.
-void restart_command_clock();
+// Command statistics (INFO commandstats). The worker brackets each batch of commands that it runs
+// from one read with these; dispatch() counts each call, and the batch's time is shared among its
+// commands when it ends (command_table.cpp says why). A call is counted when its batch ends.
+struct CommandStat;
+void begin_command_batch(CommandStat* worker_stats);
+void end_command_batch();
 // Called by the worker after dispatch() when it replied an error without running a handler: counts
 // a rejected call of the command, if it exists.
 void count_rejected(CommandContext& ctx);

@@ -182,9 +182,24 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
 }
 
 namespace {
-// The command clock of this worker thread (CLOCK_MONOTONIC, nanoseconds): the reading taken after
-// the previous command of the batch, or at the batch's start.
-thread_local std::uint64_t t_clock_ns = 0;
+// Command time is measured per batch (the commands a worker runs from one read of one connection):
+// the clock is read when the batch begins and when it ends, and the elapsed time is shared equally
+// among the batch's commands. CLOCK_MONOTONIC costs 65-80 ns a read on this machine (no vDSO fast
+// path), 15 % of a pipelined SET's server CPU if read once per command; per batch of 30 it is
+// under 1 %. The price: in a batch that mixes a slow command with fast ones, each is charged the
+// average.
+struct CommandBatch {
+  std::uint64_t start_ns = 0;
+  CommandStat* stats = nullptr;  // the running worker's table
+  std::uint32_t calls = 0;       // commands in the batch
+  std::uint32_t n = 0;           // runs used
+  // Runs of one command (a pipeline repeats one), so that settling costs per run, not per call.
+  struct Run {
+    std::uint16_t id;
+    std::uint16_t count;
+  } runs[64] = {};
+};
+constinit thread_local CommandBatch t_batch;
 
 std::uint64_t monotonic_ns() {
   timespec ts;
@@ -198,21 +213,44 @@ inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
-// One executed command: a call, its time since the previous clock reading, failed if it replied
-// an error.
+// Counts the batch's calls, charges its elapsed time to them, and starts a new batch at `now`.
+void settle_batch(std::uint64_t now) {
+  CommandBatch& b = t_batch;
+  if (b.calls > 0) {
+    const std::uint64_t share = (now - b.start_ns) / b.calls;
+    for (std::uint32_t i = 0; i < b.n; ++i) {
+      CommandStat& st = b.stats[b.runs[i].id];
+      bump_stat(st.calls, b.runs[i].count);
+      bump_stat(st.nanos, share * b.runs[i].count);
+    }
+    b.n = 0;
+    b.calls = 0;
+  }
+  b.start_ns = now;
+}
+
+// One executed command: failed now if it replied an error; its call and time when the batch ends.
 void count_call(CommandContext& ctx, const CommandSpec& cmd) {
-  const std::uint64_t now = monotonic_ns();
-  CommandStat& st = ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id];
-  bump_stat(st.calls, 1);
-  bump_stat(st.nanos, now - t_clock_ns);
-  if (ctx.reply.errors() != 0) bump_stat(st.failed, 1);
-  t_clock_ns = now;
+  CommandBatch& b = t_batch;
+  if (ctx.reply.errors() != 0) bump_stat(b.stats[cmd.stat_id].failed, 1);
+  if (b.n > 0 && b.runs[b.n - 1].id == cmd.stat_id && b.runs[b.n - 1].count < 0xffff) {
+    ++b.runs[b.n - 1].count;
+  } else {
+    if (b.n == std::size(b.runs)) settle_batch(monotonic_ns());
+    b.runs[b.n++] = {cmd.stat_id, 1};
+  }
+  ++b.calls;
   ctx.counted = true;
 }
 }  // namespace
 
-void restart_command_clock() {
-  t_clock_ns = monotonic_ns();
+void begin_command_batch(CommandStat* stats) {
+  t_batch.stats = stats;
+  t_batch.start_ns = monotonic_ns();
+}
+
+void end_command_batch() {
+  if (t_batch.calls > 0) settle_batch(monotonic_ns());
 }
 
 void count_rejected(CommandContext& ctx) {

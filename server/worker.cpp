@@ -470,7 +470,7 @@ void prefetch_value(const Value& v) { __builtin_prefetch(v.obj.get(), 0, 3); }
 }  // namespace
 
 void Worker::process_input(Connection& c, std::int64_t now_ms) {
-  restart_command_clock();
+  begin_command_batch(server_.stats(index_).cmd.get());
   // Pipelined commands: before running a window of up to kPrefetchWindow buffered commands, hand
   // their keys to the keyspace's prefetch hint, so that the cache misses of their lookups (bucket,
   // entry, value) overlap instead of stalling one command after another.
@@ -509,6 +509,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       c.close_after_reply = true;
     }
   }
+  end_command_batch();
   if (c.in.empty()) c.in.shrink_if_idle(kShrinkAbove);
   c.info->qbuf.store(c.in.size(), std::memory_order_relaxed);
 }
