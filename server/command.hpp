@@ -61,7 +61,8 @@ struct CommandContext {
   Db& ks;  // the keyspace (server/db.hpp: the backend plus WATCH bookkeeping)
   ReplyWriter& reply;
   std::span<const std::string_view> argv;
-  std::int64_t now_ms;  // wall-clock milliseconds, sampled once per batch of commands
+  std::int64_t now_ms;   // wall-clock milliseconds, sampled once per batch of commands
+  bool counted = false;  // set when dispatch() ran the handler and counted the call
 
   std::string_view arg(std::size_t i) const { return argv[i]; }
   std::size_t argc() const { return argv.size(); }
@@ -109,6 +110,9 @@ struct CommandSpec {
   std::span<const CommandSpec> subcommands = {};
   // Keys beyond first_key..last_key step key_step (see KeysFn); nullptr for the plain range.
   KeysFn extra_keys = nullptr;
+  // Index into the per-worker command statistics (INFO commandstats); given to every command and
+  // subcommand by CommandTable's constructor, before any worker runs.
+  mutable std::uint16_t stat_id = 0;
 };
 
 // The argv indexes of a command's keys: the first/last/step range plus extra_keys. Returns false
@@ -138,6 +142,7 @@ std::span<const CommandSpec> hyperloglog_commands();
 std::uint64_t hll_sparse_max_bytes();
 void set_hll_sparse_max_bytes(std::uint64_t n);
 std::span<const CommandSpec> bitmap_commands();
+std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (config.cpp)
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {
@@ -150,17 +155,31 @@ class CommandTable {
   std::span<const CommandSpec* const> all() const { return {all_.data(), all_.size()}; }
   // "get", or "client|list" for a subcommand; valid for the program's lifetime.
   const char* full_name(const CommandSpec* c) const;
+  // Number of stat_id values (commands and subcommands) and the command of each.
+  std::size_t stat_count() const { return by_stat_id_.size(); }
+  const CommandSpec* by_stat_id(std::size_t id) const { return by_stat_id_[id]; }
 
  private:
   CommandTable();
   struct Impl;
   std::vector<const CommandSpec*> all_;
+  std::vector<const CommandSpec*> by_stat_id_;
   Impl* impl_;
 };
 
 // Runs one command: existence, arity and authentication checks; inside MULTI, queues it; else
 // runs the handler under the atomicity scheme. Never throws.
 void dispatch(CommandContext& ctx);
+
+// Command statistics (INFO commandstats). The worker brackets each batch of commands that it runs
+// from one read with these; dispatch() counts each call, and the batch's time is shared among its
+// commands when it ends (command_table.cpp says why). A call is counted when its batch ends.
+struct CommandStat;
+void begin_command_batch(CommandStat* worker_stats);
+void end_command_batch();
+// Called by the worker after dispatch() when it replied an error without running a handler: counts
+// a rejected call of the command, if it exists.
+void count_rejected(CommandContext& ctx);
 
 // The COMMAND reply helpers (used by admin.cpp).
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent = {});

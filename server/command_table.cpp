@@ -2,6 +2,7 @@
 // authentication are checked, for commands and subcommands alike.
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <new>
 #include <string>
@@ -74,8 +75,13 @@ CommandTable::CommandTable() : impl_(new Impl) {
       all_.push_back(&c);
       impl_->put(&c);
       impl_->full_names.emplace(&c, std::string(c.name));
-      for (const CommandSpec& sub : c.subcommands)
+      c.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+      by_stat_id_.push_back(&c);
+      for (const CommandSpec& sub : c.subcommands) {
         impl_->full_names.emplace(&sub, std::string(c.name) + "|" + std::string(sub.name));
+        sub.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+        by_stat_id_.push_back(&sub);
+      }
     }
   }
   if (all_.size() > Impl::kSlots / 2) std::abort();  // keep the lookup table sparse
@@ -181,6 +187,88 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
 }
 
 namespace {
+// Command time is measured per batch (the commands a worker runs from one read of one connection):
+// the clock is read when the batch begins and when it ends, and the elapsed time is shared equally
+// among the batch's commands. CLOCK_MONOTONIC costs 65-80 ns a read on this machine (no vDSO fast
+// path), 15 % of a pipelined SET's server CPU if read once per command; per batch of 30 it is
+// under 1 %. The price: in a batch that mixes a slow command with fast ones, each is charged the
+// average.
+struct CommandBatch {
+  std::uint64_t start_ns = 0;
+  CommandStat* stats = nullptr;  // the running worker's table
+  std::uint32_t calls = 0;       // commands in the batch
+  std::uint32_t n = 0;           // runs used
+  // Runs of one command (a pipeline repeats one), so that settling costs per run, not per call.
+  struct Run {
+    std::uint16_t id;
+    std::uint16_t count;
+  } runs[64] = {};
+};
+constinit thread_local CommandBatch t_batch;
+
+std::uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
+  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Counts the batch's calls, charges its elapsed time to them, and starts a new batch at `now`.
+void settle_batch(std::uint64_t now) {
+  CommandBatch& b = t_batch;
+  if (b.calls > 0) {
+    const std::uint64_t share = (now - b.start_ns) / b.calls;
+    for (std::uint32_t i = 0; i < b.n; ++i) {
+      CommandStat& st = b.stats[b.runs[i].id];
+      bump_stat(st.calls, b.runs[i].count);
+      bump_stat(st.nanos, share * b.runs[i].count);
+    }
+    b.n = 0;
+    b.calls = 0;
+  }
+  b.start_ns = now;
+}
+
+// One executed command: failed now if it replied an error; its call and time when the batch ends.
+void count_call(CommandContext& ctx, const CommandSpec& cmd) {
+  CommandBatch& b = t_batch;
+  if (ctx.reply.errors() != 0) bump_stat(b.stats[cmd.stat_id].failed, 1);
+  if (b.n > 0 && b.runs[b.n - 1].id == cmd.stat_id && b.runs[b.n - 1].count < 0xffff) {
+    ++b.runs[b.n - 1].count;
+  } else {
+    if (b.n == std::size(b.runs)) settle_batch(monotonic_ns());
+    b.runs[b.n++] = {cmd.stat_id, 1};
+  }
+  ++b.calls;
+  ctx.counted = true;
+}
+}  // namespace
+
+void begin_command_batch(CommandStat* stats) {
+  t_batch.stats = stats;
+  t_batch.start_ns = monotonic_ns();
+}
+
+void end_command_batch() {
+  if (t_batch.calls > 0) settle_batch(monotonic_ns());
+}
+
+void count_rejected(CommandContext& ctx) {
+  const CommandSpec* cmd = CommandTable::instance().find(ctx.argv[0]);
+  if (cmd == nullptr) return;
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    cmd = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (cmd == nullptr) return;
+  }
+  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd->stat_id].rejected, 1);
+}
+
+namespace {
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
   try {
@@ -190,6 +278,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
+  count_call(ctx, *cmd);
 }
 
 // True when cmd writes and one of its keys has blocked clients: it then runs as an escalation over
@@ -319,6 +408,7 @@ void dispatch(CommandContext& ctx) {
   if (queuing && !(top->flags & kTxControl)) {
     conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
     ctx.reply.simple("QUEUED");
+    ctx.counted = true;  // counted when EXEC runs it, not rejected
     return;
   }
   run_gated(ctx, cmd);

@@ -5,6 +5,7 @@
 // Thread safety: none; a writer belongs to one connection.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -31,6 +32,10 @@ class ReplyWriter {
   // error stays one line (Redis does the same).
   void error(std::string_view s) {
     ++errors_;
+    // The error code for INFO errorstats: the first word ("ERR", "WRONGTYPE").
+    const std::size_t code = std::min(s.find(' '), sizeof err_code_);
+    err_code_len_ = static_cast<std::uint8_t>(std::min(code, s.size()));
+    std::memcpy(err_code_, s.data(), err_code_len_);
     char* p = room(s.size() + 3);
     *p++ = '-';
     for (char c : s) *p++ = (c == '\r' || c == '\n') ? ' ' : c;
@@ -57,6 +62,8 @@ class ReplyWriter {
   void raw(std::string_view s) { out_.append(s); }
 
   std::uint64_t errors() const { return errors_; }
+  // The code of the last error replied (empty when none).
+  std::string_view error_code() const { return {err_code_, err_code_len_}; }
   Buffer& buffer() { return out_; }
 
  private:
@@ -78,6 +85,8 @@ class ReplyWriter {
 
   Buffer& out_;
   std::uint64_t errors_ = 0;
+  char err_code_[31];
+  std::uint8_t err_code_len_ = 0;
 };
 
 }  // namespace kvlab::server

@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
+#include "server/command.hpp"
 #include "server/worker.hpp"
 
 namespace kvlab::server {
@@ -53,6 +55,8 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
   const Atomicity::SchemeInfo* scheme = Atomicity::find(config_.atomicity);  // main() validated it
   atomicity_ = std::make_unique<Atomicity>(
       scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n);
+  for (unsigned i = 0; i < n; ++i)
+    stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
   worker_placement_ = worker_reasons;
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(*this, i);
@@ -68,7 +72,8 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
   // Wait (bounded) until every worker has reported the CPU it runs on, for the start-up log.
   for (int tries = 0; tries < 200; ++tries) {
     bool all = true;
-    for (unsigned i = 0; i < n; ++i) all = all && stats_[i].cpu.load(std::memory_order_acquire) >= 0;
+    for (unsigned i = 0; i < n; ++i)
+      all = all && stats_[i].cpu.load(std::memory_order_acquire) >= 0;
     if (all) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -90,7 +95,9 @@ void Server::run_until_signal() {
   workers_.clear();
 }
 
-void Server::request_shutdown() { kill(getpid(), SIGTERM); }
+void Server::request_shutdown() {
+  kill(getpid(), SIGTERM);
+}
 
 bool Server::try_admit() {
   const int now = connected_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -121,6 +128,86 @@ void Server::set_requirepass(std::string pass) {
   requirepass_ = std::move(pass);
   // Release: a connection that sees auth_required also sees the password it must match.
   auth_required_.store(!requirepass_.empty(), std::memory_order_release);
+}
+
+void ErrorStats::add(std::string_view code) {
+  code = code.substr(0, sizeof(Slot::code) - 1);
+  const std::size_t n = used.load(std::memory_order_relaxed);  // relaxed: this thread wrote it
+  for (std::size_t i = 0; i < n; ++i) {
+    if (code == slots[i].code) {
+      slots[i].count.store(slots[i].count.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+      return;
+    }
+  }
+  if (n == kSlots) return;
+  std::memcpy(slots[n].code, code.data(), code.size());
+  slots[n].code[code.size()] = '\0';
+  slots[n].count.store(1, std::memory_order_relaxed);
+  used.store(n + 1, std::memory_order_release);  // pairs with the acquire in raw_totals()
+}
+
+namespace {
+StatTotals raw_totals(Server& s, unsigned workers, std::uint64_t rejected_connections) {
+  StatTotals t;
+  t.rejected_connections = rejected_connections;
+  t.cmd.resize(CommandTable::instance().stat_count());
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  for (unsigned i = 0; i < workers; ++i) {
+    WorkerStats& w = s.stats(i);
+    t.hits += get(w.hits);
+    t.misses += get(w.misses);
+    t.expired += get(w.expired);
+    t.errors += get(w.errors);
+    t.net_in += get(w.net_in);
+    t.net_out += get(w.net_out);
+    t.connections += get(w.connections);
+    t.obuf_closes += get(w.obuf_limit_closes);
+    for (std::size_t c = 0; c < t.cmd.size(); ++c) {
+      t.cmd[c].calls += get(w.cmd[c].calls);
+      t.cmd[c].nanos += get(w.cmd[c].nanos);
+      t.cmd[c].rejected += get(w.cmd[c].rejected);
+      t.cmd[c].failed += get(w.cmd[c].failed);
+    }
+    const std::size_t used = w.errorstats.used.load(std::memory_order_acquire);
+    for (std::size_t e = 0; e < used; ++e)
+      t.errors_by_code[w.errorstats.slots[e].code] += get(w.errorstats.slots[e].count);
+  }
+  return t;
+}
+}  // namespace
+
+StatTotals Server::stat_totals() {
+  StatTotals t = raw_totals(*this, num_workers(), rejected_.load(std::memory_order_relaxed));
+  std::lock_guard<std::mutex> lock(stat_base_mu_);
+  const StatTotals& b = stat_base_;
+  t.hits -= b.hits;
+  t.misses -= b.misses;
+  t.expired -= b.expired;
+  t.errors -= b.errors;
+  t.net_in -= b.net_in;
+  t.net_out -= b.net_out;
+  t.connections -= b.connections;
+  t.rejected_connections -= b.rejected_connections;
+  t.obuf_closes -= b.obuf_closes;
+  for (std::size_t c = 0; c < b.cmd.size() && c < t.cmd.size(); ++c) {
+    t.cmd[c].calls -= b.cmd[c].calls;
+    t.cmd[c].nanos -= b.cmd[c].nanos;
+    t.cmd[c].rejected -= b.cmd[c].rejected;
+    t.cmd[c].failed -= b.cmd[c].failed;
+  }
+  for (auto it = t.errors_by_code.begin(); it != t.errors_by_code.end();) {
+    auto bi = b.errors_by_code.find(it->first);
+    if (bi != b.errors_by_code.end()) it->second -= bi->second;
+    it = it->second == 0 ? t.errors_by_code.erase(it) : std::next(it);
+  }
+  return t;
+}
+
+void Server::reset_stats() {
+  StatTotals t = raw_totals(*this, num_workers(), rejected_.load(std::memory_order_relaxed));
+  std::lock_guard<std::mutex> lock(stat_base_mu_);
+  stat_base_ = std::move(t);
 }
 
 std::uint64_t Server::total_commands() {

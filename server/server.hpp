@@ -56,15 +56,37 @@ struct ObufLimit {
 inline constexpr ObufLimit kDefaultPubSubObufLimit{32ull << 20, 8ull << 20, 60};
 
 // Sizes and limits of the connection layer (Redis's defaults where Redis has one).
-inline constexpr std::size_t kQueryBufferLimit = 1024ull * 1024 * 1024;  // client-query-buffer-limit
+inline constexpr std::size_t kQueryBufferLimit =
+    1024ull * 1024 * 1024;  // client-query-buffer-limit
 inline constexpr std::size_t kReadChunk = 16 * 1024;
-// Above this many unsent reply bytes a connection stops reading and parsing (backpressure): a client
-// that pipelines without reading stalls on its own socket instead of growing our memory.
+// Above this many unsent reply bytes a connection stops reading and parsing (backpressure): a
+// client that pipelines without reading stalls on its own socket instead of growing our memory.
 inline constexpr std::size_t kOutputPauseBytes = 4 * 1024 * 1024;
 // A single command whose reply would push the pending output beyond this closes the connection.
 inline constexpr std::size_t kOutputHardLimit = 1536ull * 1024 * 1024;
 
 struct CommandSpec;
+
+// Per-command counters of one worker (INFO commandstats), indexed by CommandSpec::stat_id.
+// Written only by the owning worker (relaxed single-writer counters); INFO sums them.
+struct CommandStat {
+  std::atomic<std::uint64_t> calls{0}, nanos{0}, rejected{0}, failed{0};
+};
+
+// Error replies of one worker by error code (INFO errorstats), as Redis: the first word of the
+// error. The owning worker fills slots in order: it writes a code, then publishes it by a release
+// store of `used`; readers load `used` with acquire before reading codes. Past kSlots codes, errors
+// are counted in total_error_replies only (Redis caps its table at 128 codes).
+struct ErrorStats {
+  static constexpr std::size_t kSlots = 32;
+  struct Slot {
+    char code[32] = {};
+    std::atomic<std::uint64_t> count{0};
+  };
+  Slot slots[kSlots];
+  std::atomic<std::size_t> used{0};
+  void add(std::string_view code);  // owning worker only
+};
 
 // What CLIENT LIST shows about a connection; shared between its worker and the registry.
 struct ClientInfo {
@@ -109,13 +131,27 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> net_in{0}, net_out{0}, connections{0};
   std::atomic<std::uint64_t> expiry_index{0};  // entries in the worker's expiry heap
   // Pub/sub, written only by the owning worker (relaxed counters/gauges for INFO).
-  std::atomic<std::uint64_t> pubsub_clients{0};    // connections with >= 1 subscription
-  std::atomic<std::uint64_t> pubsub_delivered{0};  // messages appended to subscriber output
-  std::atomic<std::uint64_t> pubsub_dropped{0};    // messages whose connection had closed
-  std::atomic<std::uint64_t> obuf_limit_closes{0}; // subscribers disconnected by the limit
+  std::atomic<std::uint64_t> pubsub_clients{0};     // connections with >= 1 subscription
+  std::atomic<std::uint64_t> pubsub_delivered{0};   // messages appended to subscriber output
+  std::atomic<std::uint64_t> pubsub_dropped{0};     // messages whose connection had closed
+  std::atomic<std::uint64_t> obuf_limit_closes{0};  // subscribers disconnected by the limit
   // --yield: extra polls after a yield, and how many of them found events.
   std::atomic<std::uint64_t> yields{0}, yield_hits{0};
-  std::atomic<int> cpu{-1};                    // CPU the worker last reported running on
+  std::atomic<int> cpu{-1};            // CPU the worker last reported running on
+  std::unique_ptr<CommandStat[]> cmd;  // CommandTable::stat_count() entries
+  ErrorStats errorstats;
+};
+
+// Sums over the workers since the last CONFIG RESETSTAT (INFO). RESETSTAT does not write the
+// workers' counters (each has one writer); it records the sums as a base that later reads subtract.
+struct StatTotals {
+  std::uint64_t hits = 0, misses = 0, expired = 0, errors = 0, net_in = 0, net_out = 0,
+                connections = 0, rejected_connections = 0, obuf_closes = 0;
+  struct Cmd {
+    std::uint64_t calls = 0, nanos = 0, rejected = 0, failed = 0;
+  };
+  std::vector<Cmd> cmd;  // by CommandSpec::stat_id
+  std::map<std::string, std::uint64_t> errors_by_code;
 };
 
 class Worker;
@@ -171,6 +207,10 @@ class Server {
   std::uint64_t total_commands();
   std::uint64_t stat_rejected_or_zero() const { return rejected_.load(std::memory_order_relaxed); }
 
+  // INFO's counters since the last reset_stats() (CONFIG RESETSTAT).
+  StatTotals stat_totals();
+  void reset_stats();
+
   PubSubRegistry& pubsub() { return pubsub_; }
   // The pubsub class of client-output-buffer-limit (CONFIG SET may change it at any time).
   ObufLimit pubsub_obuf_limit() const {
@@ -210,6 +250,9 @@ class Server {
   std::int64_t start_ms_ = 0;
   std::string placement_summary_;
   std::vector<std::string> worker_placement_;
+
+  std::mutex stat_base_mu_;
+  StatTotals stat_base_;  // guarded by stat_base_mu_
 
   std::mutex sample_mu_;
   static constexpr int kSamples = 16;

@@ -481,6 +481,7 @@ void prefetch_value(const Value& v) { __builtin_prefetch(v.obj.get(), 0, 3); }
 }  // namespace
 
 void Worker::process_input(Connection& c, std::int64_t now_ms) {
+  begin_command_batch(server_.stats(index_).cmd.get());
   // Pipelined commands: before running a window of up to kPrefetchWindow buffered commands, hand
   // their keys to the keyspace's prefetch hint, so that the cache misses of their lookups (bucket,
   // entry, value) overlap instead of stalling one command after another.
@@ -519,6 +520,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       c.close_after_reply = true;
     }
   }
+  end_command_batch();
   if (c.in.empty()) c.in.shrink_if_idle(kShrinkAbove);
   c.info->qbuf.store(c.in.size(), std::memory_order_relaxed);
 }
@@ -530,7 +532,11 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   dispatch(ctx);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
-  if (reply.errors() != 0) add_relaxed(st.errors, reply.errors());
+  if (reply.errors() != 0) {
+    add_relaxed(st.errors, reply.errors());
+    st.errorstats.add(reply.error_code());
+    if (!ctx.counted) count_rejected(ctx);
+  }
 }
 
 bool Worker::flush(Connection& c) {
