@@ -763,8 +763,12 @@ void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool
   if (store) {
     ObjectRef result(ZSetObject::make());
     ZSet& z = as_container<ZSetObject>(result)->data;
-    // Redis stores a result this small as a listpack, which reads -0 back as 0.
-    for (const auto& [m, sc] : out) z.set(m, sc == 0 ? 0.0 : sc);
+    // Redis stores a small result (at most 128 members of at most 64 bytes, its default
+    // zset-max-listpack-entries/-value) as a listpack, which reads -0 back as 0; a larger one
+    // keeps -0 in its skiplist.
+    bool small = out.size() <= 128;
+    for (const auto& [m, sc] : out) small = small && m.size() <= 64;
+    for (const auto& [m, sc] : out) z.set(m, small && sc == 0 ? 0.0 : sc);
     store_zset(ctx, ctx.arg(1), std::move(result));
     return;
   }

@@ -271,6 +271,11 @@ TEST_SUITE("server") {
     CHECK(words(c("ZUNION 1 zn WEIGHTS 0 WITHSCORES")) == W{"m", "-0"});
     CHECK(c("ZUNIONSTORE d 1 zn WEIGHTS 0").integer == 1);
     CHECK(words(c("ZRANGE d 0 -1 WITHSCORES")) == W{"m", "0"});
+    // ... unless Redis would keep it in a skiplist: a member longer than 64 bytes.
+    const std::string long_member(65, 'm');
+    c.cmd({"ZADD", "zn", "-5", long_member});
+    CHECK(c("ZUNIONSTORE d 1 zn WEIGHTS 0").integer == 2);
+    CHECK(words(c("ZRANGE d 0 -1 WITHSCORES")) == W{"m", "-0", long_member, "-0"});
   }
 
   TEST_CASE("the STORE forms replace the destination, or delete it when the result is empty") {
