@@ -95,13 +95,20 @@ inline std::string unsupported_option(std::string_view opt) {
 namespace kvlab::server::err {
 inline constexpr std::string_view kOutOfRangePositive = "ERR value is out of range, must be positive";
 inline constexpr std::string_view kOutOfRangeLong =
-    "ERR value is out of range, must be between -9223372036854775807 and 9223372036854775807";
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+inline constexpr std::string_view kOutOfRange = "ERR value is out of range";
 inline constexpr std::string_view kRandomCountTooLarge =
     "ERR value is out of range (kvlab limits a random reply to 10000000 elements)";
 inline constexpr std::string_view kNumkeysPositive = "ERR numkeys should be greater than 0";
 inline constexpr std::string_view kNumkeysTooMany =
     "ERR Number of keys can't be greater than number of args";
 inline constexpr std::string_view kLimitNegative = "ERR LIMIT can't be negative";
+inline constexpr std::string_view kWeightNotFloat = "ERR weight value is not a float";
+inline constexpr std::string_view kCountPositive = "ERR count should be greater than 0";
+// ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD with numkeys < 1.
+inline std::string at_least_one_key(std::string_view command_lower) {
+  return "ERR at least 1 input key is needed for '" + std::string(command_lower) + "' command";
+}
 inline constexpr std::string_view kZAddXxNx = "ERR XX and NX options at the same time are not compatible";
 inline constexpr std::string_view kZAddGtLtNx =
     "ERR GT, LT, and/or NX options at the same time are not compatible";

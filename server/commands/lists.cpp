@@ -1,5 +1,5 @@
 // The list family: LPUSH/RPUSH(X), LPOP/RPOP, LLEN, LRANGE, LINDEX, LSET, LREM, LTRIM, LPOS,
-// LINSERT, LMOVE and RPOPLPUSH.
+// LINSERT, LMOVE, RPOPLPUSH and LMPOP.
 //
 // A list is a ListObject (server/commands/value_types.hpp): a std::deque<std::string> behind the
 // container's mutex, reached only through server/commands/containers.hpp. Every single-key command
@@ -413,7 +413,57 @@ void lmove_cmd(CommandContext& ctx) {
 }
 void rpoplpush_cmd(CommandContext& ctx) { move_generic(ctx, false, true); }
 
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]: pops from the first non-empty list (a
+// WRONGTYPE key met before it is an error; keys after it are not looked at) and replies
+// [key, [element, ...]], or a nil array when every list is empty. Errors in Redis's order and
+// texts: numkeys, then LEFT|RIGHT, then COUNT, then the keys. (BLMPOP is the blocking form.)
+void lmpop_cmd(CommandContext& ctx) {
+  std::int64_t numkeys = 0;
+  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
+    ctx.reply.error(err::kNumkeysPositive);
+    return;
+  }
+  if (numkeys >= static_cast<std::int64_t>(ctx.argc()) - 2) {  // no room for LEFT|RIGHT
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const std::size_t where_at = 2 + static_cast<std::size_t>(numkeys);
+  bool left = false;
+  if (iequals(ctx.arg(where_at), "left")) {
+    left = true;
+  } else if (!iequals(ctx.arg(where_at), "right")) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  std::int64_t count = -1;
+  for (std::size_t j = where_at + 1; j < ctx.argc(); ++j) {
+    if (count == -1 && iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1) {
+        ctx.reply.error(err::kCountPositive);
+        return;
+      }
+      ++j;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  if (count == -1) count = 1;
+  for (std::size_t k = 2; k < where_at; ++k) {
+    const Access a = write_container<ListObject>(ctx, ctx.arg(k), false, [&](List& l) {
+      const std::size_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), l.size());
+      ctx.reply.array(2);
+      ctx.reply.bulk(ctx.arg(k));
+      ctx.reply.array(n);
+      for (std::size_t i = 0; i < n; ++i) ctx.reply.bulk(take(l, left));
+    });
+    if (a == Access::kWrongType || a == Access::kOk) return;
+  }
+  ctx.reply.null_array();
+}
+
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
+constexpr std::span<const CommandSpec> kNoSub = {};  // no subcommands
 const CommandSpec kListCommands[] = {
     {"lpush", -3, kRW | kFast, lpush_cmd, 1, 1, 1, "list",
      "Prepend one or multiple elements to a list", "key element [element ...]", "1.0.0",
@@ -459,6 +509,10 @@ const CommandSpec kListCommands[] = {
     {"rpoplpush", 3, kRW, rpoplpush_cmd, 1, 2, 1, "list",
      "Remove the last element in a list, prepend it to another list and return it",
      "source destination", "1.2.0", "O(1)"},
+    {"lmpop", -4, kWrite | kMultiKeyPerKeyAtomic, lmpop_cmd, 0, 0, 0, "list",
+     "Pop elements from a list", "numkeys key ... LEFT|RIGHT [COUNT count]", "7.0.0",
+     "O(N+M) where N is the number of provided keys and M is the number of elements returned",
+     kNoSub, keys_after_numkeys<1>},
 };
 
 }  // namespace

@@ -1,15 +1,26 @@
 // The sorted-set family: ZADD (NX XX GT LT CH INCR), ZINCRBY, ZSCORE, ZMSCORE, ZRANK, ZREVRANK,
 // ZRANGE (by rank, BYSCORE, BYLEX, REV, LIMIT, WITHSCORES), ZRANGEBYSCORE, ZREVRANGE,
 // ZREVRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGEBYLEX, ZREM, ZREMRANGEBYRANK, ZREMRANGEBYSCORE,
-// ZREMRANGEBYLEX, ZCARD, ZCOUNT, ZLEXCOUNT, ZPOPMIN, ZPOPMAX, ZSCAN.
+// ZREMRANGEBYLEX, ZCARD, ZCOUNT, ZLEXCOUNT, ZPOPMIN, ZPOPMAX, ZSCAN, ZRANGESTORE, ZRANDMEMBER,
+// ZMPOP, and the algebra: ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD.
+//
+// The multi-key commands read each input under its own lock into a private snapshot (sorted sets
+// and sets alike: a set's members score 1), compute, and publish a STORE result as a fresh
+// container built before publication; they are plain sequential code, and the atomicity layer
+// locks the keys their CommandSpec rows name (keys_after_numkeys for the numkeys forms).
 //
 // The payload is ZSet (server/commands/zset.hpp): a skiplist with span counts, so a rank, the
 // first element of a score range and the element at an offset are all O(log N). Every command is
 // one read_container/write_container call (server/commands/containers.hpp), atomic on its key;
 // replies are written while the set is locked, so a range is a consistent snapshot.
 // Argument checks follow Redis 7's order (syntax, then numbers, then the key's type) and texts.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "server/commands/containers.hpp"
@@ -261,16 +272,32 @@ std::vector<const Node*> walk(const ZSkipList& l, const Node* start, bool revers
   return out;
 }
 
-// The common body of ZRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZRANGEBYLEX and
-// ZREVRANGEBYLEX (Redis's zrangeGenericCommand): key at argv[1], range at argv[2..3], options
-// after.
-void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
+// Publishes a fresh sorted set at dst (overwriting any value and its TTL), or deletes dst when
+// the result is empty, as Redis's STORE forms do. Replies the result's cardinality.
+void store_zset(CommandContext& ctx, std::string_view dst, ObjectRef result) {
+  const std::size_t n = as_container<ZSetObject>(result)->data.size();
+  if (n == 0) {
+    ctx.ks.update(dst, [](const Value* v) {
+      return v != nullptr ? Update<Value>::erase() : Update<Value>::keep();
+    });
+  } else {
+    ctx.ks.insert_or_assign(dst, Value{std::move(result), 0});
+  }
+  ctx.reply.integer(static_cast<std::int64_t>(n));
+}
+
+// The common body of ZRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE, ZREVRANGE, ZRANGEBYLEX,
+// ZREVRANGEBYLEX and ZRANGESTORE (Redis's zrangeGenericCommand): the source key at argv[src],
+// the range at argv[src+1..src+2], options after. ZRANGESTORE (store: the destination at
+// argv[1]) refuses WITHSCORES, as Redis does.
+void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir, std::size_t src = 1,
+                    bool store = false) {
   bool withscores = false;
   std::int64_t offset = 0, limit = -1;
-  for (std::size_t j = 4; j < ctx.argc(); ++j) {
+  for (std::size_t j = src + 3; j < ctx.argc(); ++j) {
     const std::string_view o = ctx.arg(j);
     const std::size_t left = ctx.argc() - j - 1;
-    if (iequals(o, "withscores")) {
+    if (!store && iequals(o, "withscores")) {
       withscores = true;
     } else if (iequals(o, "limit") && left >= 2) {
       if (!arg_i64(ctx, ctx.arg(j + 1), &offset) || !arg_i64(ctx, ctx.arg(j + 2), &limit)) return;
@@ -297,7 +324,7 @@ void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
     return;
   }
   const bool reverse = dir == Direction::kReverse;
-  std::string_view min_arg = ctx.arg(2), max_arg = ctx.arg(3);
+  std::string_view min_arg = ctx.arg(src + 1), max_arg = ctx.arg(src + 2);
   if (reverse && rt != RangeType::kRank) std::swap(min_arg, max_arg);  // given as max min
 
   std::int64_t start = 0, end = 0;
@@ -322,7 +349,9 @@ void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
       break;
   }
 
-  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+  ObjectRef result;
+  if (store) result = ObjectRef(ZSetObject::make());
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(src), [&](const ZSet& z) {
     const ZSkipList& l = z.list();
     std::vector<const Node*> nodes;
     if (rt == RangeType::kRank) {
@@ -352,9 +381,19 @@ void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir) {
         return reverse ? lr.gte_min(n->member) : lr.lte_max(n->member);
       });
     }
-    reply_nodes(ctx.reply, nodes, withscores);
+    if (store) {
+      ZSet& out = as_container<ZSetObject>(result)->data;
+      for (const Node* n : nodes) out.set(n->member, n->score);
+    } else {
+      reply_nodes(ctx.reply, nodes, withscores);
+    }
   });
-  if (a == Access::kMissing) ctx.reply.array(0);
+  if (a == Access::kWrongType) return;
+  if (store) {
+    store_zset(ctx, ctx.arg(1), std::move(result));
+  } else if (a == Access::kMissing) {
+    ctx.reply.array(0);
+  }
 }
 
 void zrange_cmd(CommandContext& ctx) {
@@ -374,6 +413,10 @@ void zrangebylex_cmd(CommandContext& ctx) {
 }
 void zrevrangebylex_cmd(CommandContext& ctx) {
   zrange_generic(ctx, RangeType::kLex, Direction::kReverse);
+}
+// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
+void zrangestore_cmd(CommandContext& ctx) {
+  zrange_generic(ctx, RangeType::kAuto, Direction::kAuto, 2, true);
 }
 
 // The number of elements between two nodes of a range, by rank: O(log N).
@@ -521,7 +564,391 @@ void zscan_cmd(CommandContext& ctx) {
   }
 }
 
+// ------------------------------------------------------- ZUNION, ZINTER, ZDIFF and their forms
+
+// One input of ZUNION/ZINTER/ZDIFF/ZINTERCARD: a snapshot of a sorted set, or of a set whose
+// members all score 1 (Redis's rule), taken under the input's own lock; a missing key is empty.
+struct Source {
+  std::vector<std::pair<std::string, double>> items;
+  std::unordered_map<std::string_view, double> index;  // filled by build_index() for lookups
+  double weight = 1;
+
+  void build_index() {
+    index.reserve(items.size());
+    for (const auto& [m, sc] : items) index.emplace(m, sc);
+  }
+  const double* find(std::string_view m) const {
+    auto it = index.find(m);
+    return it == index.end() ? nullptr : &it->second;
+  }
+};
+
+// Snapshots key (a sorted set or a set) into *s. Returns false after replying WRONGTYPE.
+bool read_source(CommandContext& ctx, std::string_view key, Source* s) {
+  ObjectRef ref;
+  Access a = lookup_container<ZSetObject>(ctx, key, &ref, false);
+  if (a == Access::kOk) {
+    ZSetObject* c = as_container<ZSetObject>(ref);
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->dead.load(std::memory_order_relaxed)) return true;
+    s->items.reserve(c->data.size());
+    for (const Node* n = c->data.list().first(); n != nullptr; n = n->next())
+      s->items.emplace_back(n->member, n->score);
+    return true;
+  }
+  if (a == Access::kMissing) return true;
+  a = lookup_container<SetObject>(ctx, key, &ref, false);
+  if (a == Access::kWrongType) {
+    ctx.reply.error(err::kWrongType);
+    return false;
+  }
+  if (a == Access::kOk) {
+    SetObject* c = as_container<SetObject>(ref);
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->dead.load(std::memory_order_relaxed)) return true;
+    s->items.reserve(c->data.size());
+    for (std::size_t i = 0; i < c->data.size(); ++i) s->items.emplace_back(c->data.at(i), 1.0);
+  }
+  return true;
+}
+
+enum class ZSetOp { kUnion, kInter, kDiff };
+enum class Aggregate { kSum, kMin, kMax };
+
+// Redis's zunionInterAggregate: a sum that comes out NaN (inf + -inf) is 0; MIN and MAX keep the
+// target when the value is NaN (a NaN compares false).
+void aggregate(double* target, double v, Aggregate ag) {
+  switch (ag) {
+    case Aggregate::kSum:
+      *target += v;
+      if (std::isnan(*target)) *target = 0;
+      break;
+    case Aggregate::kMin:
+      if (v < *target) *target = v;
+      break;
+    case Aggregate::kMax:
+      if (v > *target) *target = v;
+      break;
+  }
+}
+
+// The body of ZUNION, ZINTER, ZDIFF (reply), their STORE forms (store: the destination at argv[1])
+// and ZINTERCARD (cardinality_only), following Redis's zunionInterDiffGenericCommand: numkeys at
+// argv[numkeys_at], the keys after it, then WEIGHTS/AGGREGATE (not for ZDIFF or ZINTERCARD),
+// WITHSCORES (replying forms) or LIMIT (ZINTERCARD). Every input's type is checked before the
+// options are parsed, as in Redis (a WRONGTYPE input wins over a syntax error).
+//
+// The arithmetic is Redis's, in Redis's order, because a floating-point sum depends on it:
+// ZUNION and ZINTER visit the inputs from the smallest to the largest (a stable sort, as glibc's
+// qsort is a merge sort at these sizes); a weighted score that is NaN (inf * 0) is 0 where Redis
+// makes it 0 (the first input of ZINTER, every input of ZUNION) and left to aggregate() for the
+// other inputs of ZINTER. ZDIFF keeps the first input's scores and ignores weights.
+void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool store,
+                    bool cardinality_only) {
+  std::int64_t numkeys = 0;
+  if (!arg_i64(ctx, ctx.arg(numkeys_at), &numkeys)) return;
+  if (numkeys < 1) {
+    ctx.reply.error(err::at_least_one_key(lower_name(ctx.arg(0))));
+    return;
+  }
+  if (numkeys > static_cast<std::int64_t>(ctx.argc() - numkeys_at - 1)) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const auto n = static_cast<std::size_t>(numkeys);
+  std::vector<Source> src(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (!read_source(ctx, ctx.arg(numkeys_at + 1 + i), &src[i])) return;
+
+  Aggregate ag = Aggregate::kSum;
+  bool withscores = false;
+  std::int64_t limit = 0;
+  const bool weighted = op != ZSetOp::kDiff && !cardinality_only;
+  for (std::size_t j = numkeys_at + 1 + n; j < ctx.argc();) {
+    const std::size_t remaining = ctx.argc() - j;
+    const std::string_view o = ctx.arg(j);
+    if (weighted && remaining >= n + 1 && iequals(o, "weights")) {
+      ++j;
+      for (std::size_t i = 0; i < n; ++i, ++j) {
+        if (!parse_score(ctx.arg(j), &src[i].weight)) {
+          ctx.reply.error(err::kWeightNotFloat);
+          return;
+        }
+      }
+    } else if (weighted && remaining >= 2 && iequals(o, "aggregate")) {
+      const std::string_view v = ctx.arg(j + 1);
+      if (iequals(v, "sum")) {
+        ag = Aggregate::kSum;
+      } else if (iequals(v, "min")) {
+        ag = Aggregate::kMin;
+      } else if (iequals(v, "max")) {
+        ag = Aggregate::kMax;
+      } else {
+        ctx.reply.error(err::kSyntax);
+        return;
+      }
+      j += 2;
+    } else if (!store && !cardinality_only && iequals(o, "withscores")) {
+      withscores = true;
+      ++j;
+    } else if (cardinality_only && remaining >= 2 && iequals(o, "limit")) {
+      if (!parse_i64(ctx.arg(j + 1), &limit) || limit < 0) {
+        ctx.reply.error(err::kLimitNegative);
+        return;
+      }
+      j += 2;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+
+  std::vector<std::pair<std::string_view, double>> out;
+  std::int64_t cardinality = 0;
+  if (op != ZSetOp::kDiff) {
+    std::stable_sort(src.begin(), src.end(), [](const Source& a, const Source& b) {
+      return a.items.size() < b.items.size();
+    });
+  }
+  if (op == ZSetOp::kInter) {
+    if (!src[0].items.empty()) {
+      for (std::size_t j = 1; j < n; ++j) src[j].build_index();
+      for (const auto& [m, s0] : src[0].items) {
+        double score = src[0].weight * s0;
+        if (std::isnan(score)) score = 0;
+        std::size_t j = 1;
+        for (; j < n; ++j) {
+          const double* v = src[j].find(m);
+          if (v == nullptr) break;
+          aggregate(&score, *v * src[j].weight, ag);
+        }
+        if (j < n) continue;
+        if (cardinality_only) {
+          if (++cardinality == limit) break;
+        } else {
+          out.emplace_back(m, score);
+        }
+      }
+    }
+  } else if (op == ZSetOp::kUnion) {
+    std::unordered_map<std::string_view, double> acc;
+    std::vector<std::string_view> order;  // first appearance
+    for (const Source& s : src) {
+      for (const auto& [m, sc] : s.items) {
+        double score = s.weight * sc;
+        if (std::isnan(score)) score = 0;
+        auto [it, added] = acc.try_emplace(m, score);
+        if (added) {
+          order.push_back(m);
+        } else {
+          aggregate(&it->second, score, ag);
+        }
+      }
+    }
+    out.reserve(order.size());
+    for (std::string_view m : order) out.emplace_back(m, acc[m]);
+  } else {
+    for (std::size_t j = 1; j < n; ++j) src[j].build_index();
+    for (const auto& [m, sc] : src[0].items) {
+      bool elsewhere = false;
+      for (std::size_t j = 1; j < n && !elsewhere; ++j) elsewhere = src[j].find(m) != nullptr;
+      if (!elsewhere) out.emplace_back(m, sc);
+    }
+  }
+
+  if (cardinality_only) {
+    ctx.reply.integer(cardinality);
+    return;
+  }
+  if (store) {
+    ObjectRef result(ZSetObject::make());
+    ZSet& z = as_container<ZSetObject>(result)->data;
+    // Redis stores a small result (at most 128 members of at most 64 bytes, its default
+    // zset-max-listpack-entries/-value) as a listpack, which reads -0 back as 0; a larger one
+    // keeps -0 in its skiplist.
+    bool small = out.size() <= 128;
+    for (const auto& [m, sc] : out) small = small && m.size() <= 64;
+    for (const auto& [m, sc] : out) z.set(m, small && sc == 0 ? 0.0 : sc);
+    store_zset(ctx, ctx.arg(1), std::move(result));
+    return;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.second < b.second || (a.second == b.second && a.first < b.first);
+  });
+  ctx.reply.array(out.size() * (withscores ? 2 : 1));
+  for (const auto& [m, sc] : out) {
+    ctx.reply.bulk(m);
+    if (withscores) reply_score(ctx.reply, sc);
+  }
+}
+
+void zunion_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kUnion, 1, false, false);
+}
+void zinter_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kInter, 1, false, false);
+}
+void zdiff_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kDiff, 1, false, false);
+}
+void zunionstore_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kUnion, 2, true, false);
+}
+void zinterstore_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kInter, 2, true, false);
+}
+void zdiffstore_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kDiff, 2, true, false);
+}
+void zintercard_cmd(CommandContext& ctx) {
+  zsetop_generic(ctx, ZSetOp::kInter, 1, false, true);
+}
+
+// ----------------------------------------------------------------------- ZRANDMEMBER, ZMPOP
+
+std::size_t random_below(std::size_t n) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+}
+
+// A negative ZRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does
+// not; SRANDMEMBER has the same limit).
+constexpr std::int64_t kMaxRandomReply = 10'000'000;
+
+// ZRANDMEMBER key [count [WITHSCORES]]: without count one bulk member (nil for a missing key);
+// count > 0 distinct members, count < 0 |count| members with repeats; WITHSCORES interleaves the
+// scores (a flat array in RESP2). The count is checked before the key, as in Redis.
+void zrandmember_cmd(CommandContext& ctx) {
+  if (ctx.argc() == 2) {
+    const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+      ctx.reply.bulk(z.slot(random_below(z.slots()))->member);
+    });
+    if (a == Access::kMissing) ctx.reply.null();
+    return;
+  }
+  std::int64_t count = 0;
+  if (!arg_i64(ctx, ctx.arg(2), &count)) return;
+  if (count == std::numeric_limits<std::int64_t>::min()) {
+    ctx.reply.error(err::kOutOfRangeLong);
+    return;
+  }
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withscores"))) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const bool withscores = ctx.argc() == 4;
+  constexpr std::int64_t kHalf = std::numeric_limits<std::int64_t>::max() / 2;
+  if (withscores && (count < -kHalf || count > kHalf)) {
+    ctx.reply.error(err::kOutOfRange);
+    return;
+  }
+  const std::size_t per = withscores ? 2 : 1;
+  auto emit = [&](const Node* x) {
+    ctx.reply.bulk(x->member);
+    if (withscores) reply_score(ctx.reply, x->score);
+  };
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    const std::size_t size = z.size();
+    if (count < 0) {
+      if (count < -kMaxRandomReply) {
+        ctx.reply.error(err::kRandomCountTooLarge);
+        return;
+      }
+      ctx.reply.array(static_cast<std::size_t>(-count) * per);
+      for (std::int64_t k = 0; k < -count; ++k) emit(z.slot(random_below(size)));
+      return;
+    }
+    const auto want = static_cast<std::size_t>(count);
+    if (want >= size) {
+      ctx.reply.array(size * per);
+      // Highest first: Redis walks a sorted set from its tail here.
+      for (const Node* x = z.list().last(); x != nullptr; x = x->prev()) emit(x);
+      return;
+    }
+    // Distinct positions: rejection sampling when few are wanted, else a partial shuffle.
+    std::vector<std::size_t> picks;
+    picks.reserve(want);
+    if (want * 4 <= size) {
+      std::unordered_set<std::size_t> seen;
+      while (picks.size() < want) {
+        const std::size_t i = random_below(size);
+        if (seen.insert(i).second) picks.push_back(i);
+      }
+    } else {
+      std::vector<std::size_t> all(size);
+      for (std::size_t i = 0; i < size; ++i) all[i] = i;
+      for (std::size_t k = 0; k < want; ++k) {
+        std::swap(all[k], all[k + random_below(size - k)]);
+        picks.push_back(all[k]);
+      }
+    }
+    ctx.reply.array(want * per);
+    for (std::size_t i : picks) emit(z.slot(i));
+  });
+  if (a == Access::kMissing) ctx.reply.array(0);
+}
+
+// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first non-empty sorted set
+// (a WRONGTYPE key met before it is an error; keys after it are not looked at) and replies
+// [key, [[member, score], ...]] (nested pairs even in RESP2), or a nil array when every key is
+// empty. Errors in Redis's order and texts: numkeys, then MIN|MAX, then COUNT, then the keys.
+void zmpop_cmd(CommandContext& ctx) {
+  std::int64_t numkeys = 0;
+  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
+    ctx.reply.error(err::kNumkeysPositive);
+    return;
+  }
+  if (numkeys >= static_cast<std::int64_t>(ctx.argc()) - 2) {  // no room for MIN|MAX
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const std::size_t where_at = 2 + static_cast<std::size_t>(numkeys);
+  bool max = false;
+  if (iequals(ctx.arg(where_at), "max")) {
+    max = true;
+  } else if (!iequals(ctx.arg(where_at), "min")) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  std::int64_t count = -1;
+  for (std::size_t j = where_at + 1; j < ctx.argc(); ++j) {
+    if (count == -1 && iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1) {
+        ctx.reply.error(err::kCountPositive);
+        return;
+      }
+      ++j;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  if (count == -1) count = 1;
+  for (std::size_t k = 2; k < where_at; ++k) {
+    std::vector<std::pair<std::string, double>> popped;
+    const Access a = write_container<ZSetObject>(ctx, ctx.arg(k), false, [&](ZSet& z) {
+      const std::size_t m = std::min<std::size_t>(static_cast<std::size_t>(count), z.size());
+      popped.reserve(m);
+      for (std::size_t i = 0; i < m; ++i) popped.push_back(z.pop(max));
+    });
+    if (a == Access::kWrongType) return;
+    if (a == Access::kMissing) continue;
+    ctx.reply.array(2);
+    ctx.reply.bulk(ctx.arg(k));
+    ctx.reply.array(popped.size());
+    for (const auto& [m, sc] : popped) {
+      ctx.reply.array(2);
+      ctx.reply.bulk(m);
+      reply_score(ctx.reply, sc);
+    }
+    return;
+  }
+  ctx.reply.null_array();
+}
+
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
+constexpr std::uint32_t kMulti = kMultiKeyPerKeyAtomic;
+constexpr std::span<const CommandSpec> kNoSub = {};  // no subcommands
 
 const CommandSpec kZSetCommands[] = {
     {"zadd", -4, kRW | kFast, zadd_cmd, 1, 1, 1, "sorted-set",
@@ -610,6 +1037,61 @@ const CommandSpec kZSetCommands[] = {
      "Incrementally iterate sorted sets elements and associated scores",
      "key cursor [MATCH pattern] [COUNT count]", "2.8.0",
      "O(1) for every call. O(N) for a complete iteration"},
+    {"zunion", -3, kReadOnly | kMulti, zunion_cmd, 0, 0, 0, "sorted-set",
+     "Add multiple sorted sets",
+     "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
+     "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the "
+     "number of elements in the resulting sorted set.",
+     kNoSub, keys_after_numkeys<1>},
+    {"zinter", -3, kReadOnly | kMulti, zinter_cmd, 0, 0, 0, "sorted-set",
+     "Intersect multiple sorted sets",
+     "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
+     "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number "
+     "of input sorted sets and M being the number of elements in the resulting sorted set.",
+     kNoSub, keys_after_numkeys<1>},
+    {"zdiff", -3, kReadOnly | kMulti, zdiff_cmd, 0, 0, 0, "sorted-set",
+     "Subtract multiple sorted sets", "numkeys key ... [WITHSCORES]", "6.2.0",
+     "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is "
+     "the size of the first set, and K is the size of the result set.",
+     kNoSub, keys_after_numkeys<1>},
+    {"zunionstore", -4, kRW | kMulti, zunionstore_cmd, 1, 1, 1, "sorted-set",
+     "Add multiple sorted sets and store the resulting sorted set in a new key",
+     "destination numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX]", "2.0.0",
+     "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the "
+     "number of elements in the resulting sorted set.",
+     kNoSub, keys_after_numkeys<2>},
+    {"zinterstore", -4, kRW | kMulti, zinterstore_cmd, 1, 1, 1, "sorted-set",
+     "Intersect multiple sorted sets and store the resulting sorted set in a new key",
+     "destination numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX]", "2.0.0",
+     "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number "
+     "of input sorted sets and M being the number of elements in the resulting sorted set.",
+     kNoSub, keys_after_numkeys<2>},
+    {"zdiffstore", -4, kRW | kMulti, zdiffstore_cmd, 1, 1, 1, "sorted-set",
+     "Subtract multiple sorted sets and store the resulting sorted set in a new key",
+     "destination numkeys key ...", "6.2.0",
+     "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is "
+     "the size of the first set, and K is the size of the result set.",
+     kNoSub, keys_after_numkeys<2>},
+    {"zintercard", -3, kReadOnly | kMulti, zintercard_cmd, 0, 0, 0, "sorted-set",
+     "Intersect multiple sorted sets and return the cardinality of the result",
+     "numkeys key ... [LIMIT limit]", "7.0.0",
+     "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
+     "sorted sets.",
+     kNoSub, keys_after_numkeys<1>},
+    {"zrangestore", -5, kRW | kMulti, zrangestore_cmd, 1, 2, 1, "sorted-set",
+     "Store a range of members from sorted set into another key",
+     "dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]", "6.2.0",
+     "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
+     "elements stored into the destination key."},
+    {"zrandmember", -2, kReadOnly, zrandmember_cmd, 1, 1, 1, "sorted-set",
+     "Get one or multiple random elements from a sorted set", "key [count [WITHSCORES]]", "6.2.0",
+     "O(N) where N is the number of elements returned"},
+    {"zmpop", -4, kWrite | kMulti, zmpop_cmd, 0, 0, 0, "sorted-set",
+     "Remove and return members with scores in a sorted set",
+     "numkeys key ... MIN|MAX [COUNT count]", "7.0.0",
+     "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in "
+     "the sorted set, and M being the number of elements popped.",
+     kNoSub, keys_after_numkeys<1>},
 };
 
 }  // namespace
