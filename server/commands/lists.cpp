@@ -509,7 +509,7 @@ const CommandSpec kListCommands[] = {
     {"rpoplpush", 3, kRW, rpoplpush_cmd, 1, 2, 1, "list",
      "Remove the last element in a list, prepend it to another list and return it",
      "source destination", "1.2.0", "O(1)"},
-    {"lmpop", -4, kWrite | kMultiKeyPerKeyAtomic, lmpop_cmd, 0, 0, 0, "list",
+    {"lmpop", -4, kWrite, lmpop_cmd, 0, 0, 0, "list",
      "Pop elements from a list", "numkeys key ... LEFT|RIGHT [COUNT count]", "7.0.0",
      "O(N+M) where N is the number of provided keys and M is the number of elements returned",
      kNoSub, keys_after_numkeys<1>},

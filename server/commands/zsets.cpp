@@ -947,7 +947,6 @@ void zmpop_cmd(CommandContext& ctx) {
 }
 
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
-constexpr std::uint32_t kMulti = kMultiKeyPerKeyAtomic;
 constexpr std::span<const CommandSpec> kNoSub = {};  // no subcommands
 
 const CommandSpec kZSetCommands[] = {
@@ -1037,48 +1036,48 @@ const CommandSpec kZSetCommands[] = {
      "Incrementally iterate sorted sets elements and associated scores",
      "key cursor [MATCH pattern] [COUNT count]", "2.8.0",
      "O(1) for every call. O(N) for a complete iteration"},
-    {"zunion", -3, kReadOnly | kMulti, zunion_cmd, 0, 0, 0, "sorted-set",
+    {"zunion", -3, kReadOnly, zunion_cmd, 0, 0, 0, "sorted-set",
      "Add multiple sorted sets",
      "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
      "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the "
      "number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<1>},
-    {"zinter", -3, kReadOnly | kMulti, zinter_cmd, 0, 0, 0, "sorted-set",
+    {"zinter", -3, kReadOnly, zinter_cmd, 0, 0, 0, "sorted-set",
      "Intersect multiple sorted sets",
      "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number "
      "of input sorted sets and M being the number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<1>},
-    {"zdiff", -3, kReadOnly | kMulti, zdiff_cmd, 0, 0, 0, "sorted-set",
+    {"zdiff", -3, kReadOnly, zdiff_cmd, 0, 0, 0, "sorted-set",
      "Subtract multiple sorted sets", "numkeys key ... [WITHSCORES]", "6.2.0",
      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is "
      "the size of the first set, and K is the size of the result set.",
      kNoSub, keys_after_numkeys<1>},
-    {"zunionstore", -4, kRW | kMulti, zunionstore_cmd, 1, 1, 1, "sorted-set",
+    {"zunionstore", -4, kRW, zunionstore_cmd, 1, 1, 1, "sorted-set",
      "Add multiple sorted sets and store the resulting sorted set in a new key",
      "destination numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX]", "2.0.0",
      "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the "
      "number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<2>},
-    {"zinterstore", -4, kRW | kMulti, zinterstore_cmd, 1, 1, 1, "sorted-set",
+    {"zinterstore", -4, kRW, zinterstore_cmd, 1, 1, 1, "sorted-set",
      "Intersect multiple sorted sets and store the resulting sorted set in a new key",
      "destination numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX]", "2.0.0",
      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number "
      "of input sorted sets and M being the number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<2>},
-    {"zdiffstore", -4, kRW | kMulti, zdiffstore_cmd, 1, 1, 1, "sorted-set",
+    {"zdiffstore", -4, kRW, zdiffstore_cmd, 1, 1, 1, "sorted-set",
      "Subtract multiple sorted sets and store the resulting sorted set in a new key",
      "destination numkeys key ...", "6.2.0",
      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is "
      "the size of the first set, and K is the size of the result set.",
      kNoSub, keys_after_numkeys<2>},
-    {"zintercard", -3, kReadOnly | kMulti, zintercard_cmd, 0, 0, 0, "sorted-set",
+    {"zintercard", -3, kReadOnly, zintercard_cmd, 0, 0, 0, "sorted-set",
      "Intersect multiple sorted sets and return the cardinality of the result",
      "numkeys key ... [LIMIT limit]", "7.0.0",
      "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
      "sorted sets.",
      kNoSub, keys_after_numkeys<1>},
-    {"zrangestore", -5, kRW | kMulti, zrangestore_cmd, 1, 2, 1, "sorted-set",
+    {"zrangestore", -5, kRW, zrangestore_cmd, 1, 2, 1, "sorted-set",
      "Store a range of members from sorted set into another key",
      "dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]", "6.2.0",
      "O(log(N)+M) with N being the number of elements in the sorted set and M the number of "
@@ -1086,7 +1085,7 @@ const CommandSpec kZSetCommands[] = {
     {"zrandmember", -2, kReadOnly, zrandmember_cmd, 1, 1, 1, "sorted-set",
      "Get one or multiple random elements from a sorted set", "key [count [WITHSCORES]]", "6.2.0",
      "O(N) where N is the number of elements returned"},
-    {"zmpop", -4, kWrite | kMulti, zmpop_cmd, 0, 0, 0, "sorted-set",
+    {"zmpop", -4, kWrite, zmpop_cmd, 0, 0, 0, "sorted-set",
      "Remove and return members with scores in a sorted set",
      "numkeys key ... MIN|MAX [COUNT count]", "7.0.0",
      "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in "
