@@ -316,9 +316,6 @@ def session(opts, seed, redis, kvlab):
     rc.close()
     kc.close()
     names = sorted(n for n in table if not excluded(n) and not table_has_subs(table, n))
-    if opts.commands:
-        want = {c.strip().lower() for c in opts.commands.split(",")}
-        names = [n for n in names if n in want]
     unknown = [n for n in names if n not in docs]
     for n in names:
         if n in tips and n not in NORMALIZE and n not in RANDOM_EFFECT:
@@ -327,15 +324,19 @@ def session(opts, seed, redis, kvlab):
     allow = AllowList(opts.allowlist)
     rng = random.Random(seed)
     gen = grammar.Generator(rng, table, docs, names)
+    focus_names = names
+    if opts.commands:  # the focus commands; the others still fill the sequences
+        want = {c.strip().lower() for c in opts.commands.split(",")}
+        focus_names = [n for n in names if n in want]
     pair = Pair(redis, kvlab, opts.timeout)
     focuses = ([None] * opts.count if opts.random
-               else [n for n in names for _ in range(opts.count)])
+               else [n for n in focus_names for _ in range(opts.count)])
     seen = set()
     shrunk_names = set()  # one reproducer per command: the first found
     stats = {"sequences": 0, "commands": 0, "allowed": 0}
     allowed_hits = {}
     for k, focus in enumerate(focuses):
-        seq = gen.sequence(focus or rng.choice(names))
+        seq = gen.sequence(focus or rng.choice(focus_names))
         stats["sequences"] += 1
         stats["commands"] += len(seq)
         if opts.verbose:

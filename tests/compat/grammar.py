@@ -36,6 +36,11 @@ MILLIS = [b"100000", b"5000000", b"0", b"-1", b"9223372036854775807", b"92233720
           b"abc"]
 
 
+# The ACL categories that name a value type: a focus command's writers share one with it.
+TYPE_CATEGORIES = {"@string", "@list", "@hash", "@set", "@sortedset", "@bitmap", "@hyperloglog",
+                   "@stream", "@geo"}
+
+
 def unix_seconds():
     now = int(time.time())
     return [b"1", b"0", b"-1", b"%d" % (now + 1000), b"%d" % (now + 100000), b"abc",
@@ -57,8 +62,9 @@ def kv_table(reply):
         _, items = row
         name = items[0][1].decode().lower()
         flags = {f[1].decode() for f in items[2][1]}
+        cats = {f[1].decode() for f in items[6][1]} if len(items) > 6 and items[6][1] else set()
         out[name] = {"arity": items[1][1], "flags": flags, "first": items[3][1],
-                     "last": items[4][1], "step": items[5][1]}
+                     "last": items[4][1], "step": items[5][1], "cats": cats}
         if len(items) > 9 and items[9][1]:
             for sub in items[9][1]:
                 add(sub)
@@ -214,16 +220,21 @@ class Generator:
         return out
 
     def sequence(self, focus=None):
-        """A short sequence: the focus command several times among random other commands (writers
-        weighted up so that keys hold values of every type)."""
+        """A short sequence: the focus command several times among writers of the same type (the
+        ACL category: @list, @zset...; so that its keys hold values), other writers and random
+        commands (so that keys of every type collide)."""
         r = self.rng
         n = r.randint(3, 10)
         seq = []
+        cats = self.table.get(focus, {}).get("cats", set()) & TYPE_CATEGORIES
+        related = [w for w in self.writers if self.table[w]["cats"] & cats]
         for _ in range(n):
             x = r.random()
             if focus and x < 0.45:
                 c = focus
-            elif x < 0.8 and self.writers:
+            elif x < 0.7 and related:
+                c = r.choice(related)
+            elif x < 0.85 and self.writers:
                 c = r.choice(self.writers)
             else:
                 c = r.choice(self.commands)

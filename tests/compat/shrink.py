@@ -6,7 +6,8 @@ Passes, repeated until none makes progress (or the budget of predicate calls run
   1. commands: drop chunks of commands, halving the chunk size down to single commands;
   2. arguments: drop single arguments (never a command's fixed prefix, e.g. its name);
   3. values: replace an argument by a simpler one from SIMPLER (only ever shorter or earlier in
-     that list, so the passes terminate).
+     that list, so the passes terminate);
+  4. renames: replace every occurrence of one value at once (a key named by several commands).
 Every accepted candidate satisfied still_fails, so the result does too.
 """
 
@@ -73,4 +74,19 @@ def shrink(seq, still_fails, fixed_prefix=lambda cmd: 1, budget=2000):
                         seq = cand
                         progress = True
                         break
+        # 4. Renames: every occurrence of a value at once, so that a key shared by several
+        # commands can be simplified although replacing one occurrence breaks the divergence.
+        values = sorted({a for c in seq for a in c[fixed_prefix(c):]}, key=_cost, reverse=True)
+        for v in values:
+            for s in SIMPLER:
+                if _cost(s) >= _cost(v):
+                    break
+                if any(s == a for c in seq for a in c[fixed_prefix(c):]):
+                    continue  # would merge two distinct values
+                cand = [c[: fixed_prefix(c)] + [s if a == v else a for a in c[fixed_prefix(c):]]
+                        for c in seq]
+                if test(cand):
+                    seq = cand
+                    progress = True
+                    break
     return seq

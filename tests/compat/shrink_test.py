@@ -48,6 +48,15 @@ class ShrinkTest(unittest.TestCase):
             for c in cand:
                 self.assertGreaterEqual(len(c), 2 if c[0] == b"OBJECT" else 1)
 
+    def test_renames_a_key_shared_by_several_commands(self):
+        # Diverges when the key pushed to is the one inserted into, whatever its name.
+        def fails(seq):
+            pushed = {c[1] for c in seq if c[0] == b"LPUSH" and len(c) > 1}
+            return any(c[0] == b"LINSERT" and len(c) > 1 and c[1] in pushed for c in seq)
+
+        seq = [[b"LPUSH", b"\x00b\xff", b"x"], [b"GET", b"zz"], [b"LINSERT", b"\x00b\xff", b"q"]]
+        self.assertEqual(shrink(seq, fails), [[b"LPUSH", b"k1"], [b"LINSERT", b"k1"]])
+
     def test_a_divergence_in_every_command_leaves_one_command(self):
         out = shrink(noise(random.Random(3), 30), lambda seq: len(seq) >= 1)
         self.assertEqual(len(out), 1)
