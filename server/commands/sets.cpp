@@ -89,8 +89,7 @@ void spop_cmd(CommandContext& ctx) {
   const bool has_count = ctx.argc() == 3;
   std::int64_t count = 1;
   if (has_count) {
-    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
-    if (count < 0) {
+    if (!parse_i64(ctx.arg(2), &count) || count < 0) {
       ctx.reply.error(err::kOutOfRangePositive);
       return;
     }
@@ -307,8 +306,7 @@ void sdiffstore_cmd(CommandContext& ctx) {
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 void sintercard_cmd(CommandContext& ctx) {
   std::int64_t numkeys = 0;
-  if (!arg_i64(ctx, ctx.arg(1), &numkeys)) return;
-  if (numkeys < 1) {
+  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
     ctx.reply.error(err::kNumkeysPositive);
     return;
   }

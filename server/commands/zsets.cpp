@@ -471,8 +471,7 @@ void zpop_generic(CommandContext& ctx, bool max) {
   }
   std::int64_t count = 1;
   if (ctx.argc() == 3) {
-    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
-    if (count < 0) {
+    if (!parse_i64(ctx.arg(2), &count) || count < 0) {
       ctx.reply.error(err::kOutOfRangePositive);
       return;
     }

@@ -179,7 +179,7 @@ TEST_SUITE("server") {
     CHECK(c("SPOP sp").str == "x");
     CHECK(c("EXISTS sp").integer == 0);
     check_error(c("SPOP sp -1"), "ERR value is out of range, must be positive");
-    check_error(c("SPOP sp x"), "ERR value is not an integer or out of range");
+    check_error(c("SPOP sp x"), "ERR value is out of range, must be positive");
     check_error(c("SPOP sp 1 2"), "ERR syntax error");
     check_error(c("SPOP"), "ERR wrong number of arguments for 'spop' command");
   }
@@ -256,7 +256,7 @@ TEST_SUITE("server") {
     check_error(c("SUNIONSTORE dst"), "ERR wrong number of arguments for 'sunionstore' command");
     check_error(c("SINTERCARD 1"), "ERR wrong number of arguments for 'sintercard' command");
     check_error(c("SINTERCARD 0 sa"), "ERR numkeys should be greater than 0");
-    check_error(c("SINTERCARD x sa"), "ERR value is not an integer or out of range");
+    check_error(c("SINTERCARD x sa"), "ERR numkeys should be greater than 0");
     check_error(c("SINTERCARD 3 sa sb"), "ERR Number of keys can't be greater than number of args");
     check_error(c("SINTERCARD 1 sa LIMIT -1"), "ERR LIMIT can't be negative");
     check_error(c("SINTERCARD 1 sa FOO"), "ERR syntax error");
@@ -676,7 +676,7 @@ TEST_SUITE("server") {
     CHECK(words(c("ZPOPMIN zp 100")) == W{"b", "2", "c", "3"});
     CHECK(c("EXISTS zp").integer == 0);
     check_error(c("ZPOPMIN zp -1"), "ERR value is out of range, must be positive");
-    check_error(c("ZPOPMIN zp x"), "ERR value is not an integer or out of range");
+    check_error(c("ZPOPMIN zp x"), "ERR value is out of range, must be positive");
     check_error(c("ZPOPMAX zp 1 2"), "ERR wrong number of arguments for 'zpopmax' command");
     check_error(c("ZPOPMIN"), "ERR wrong number of arguments for 'zpopmin' command");
   }
@@ -887,6 +887,17 @@ TEST_SUITE("server") {
     CHECK(all.size() == total);
     CHECK(total + static_cast<std::size_t>(c("ZCARD zq").integer) == kAdders * kPerAdder);
     c("DEL zq");
+  }
+
+  // Found by tests/compat: Redis parses these counts with one message for a non-integer and a
+  // negative value alike.
+  TEST_CASE("a count that is not an integer gets the count's own error, as in Redis") {
+    auto& c = client();
+    check_error(c("SPOP cnt abc"), "ERR value is out of range, must be positive");
+    check_error(c("ZPOPMIN cnt abc"), "ERR value is out of range, must be positive");
+    check_error(c("ZPOPMAX cnt 1.5"), "ERR value is out of range, must be positive");
+    check_error(c("SINTERCARD abc cnt"), "ERR numkeys should be greater than 0");
+    check_error(c("SINTERCARD -1 cnt"), "ERR numkeys should be greater than 0");
   }
 
   TEST_CASE("the server shuts down cleanly after the set tests") {
