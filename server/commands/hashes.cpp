@@ -289,23 +289,10 @@ void hrandfield_cmd(CommandContext& ctx) {
   if (a == Access::kMissing) ctx.reply.array(0);
 }
 
-bool parse_cursor(std::string_view s, std::uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9) return false;
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
-}
-
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void hscan_cmd(CommandContext& ctx) {
   std::uint64_t cursor = 0;
-  if (!parse_cursor(ctx.arg(2), &cursor)) {
+  if (!parse_scan_cursor(ctx.arg(2), &cursor)) {
     ctx.reply.error(err::kInvalidCursor);
     return;
   }

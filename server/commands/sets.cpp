@@ -379,22 +379,10 @@ void smove_cmd(CommandContext& ctx) {
 }  // namespace
 
 bool parse_scan_args(CommandContext& ctx, ScanArgs* a) {
-  const std::string_view s = ctx.arg(2);
-  std::uint64_t v = 0;
-  bool ok = !s.empty() && s.size() <= 20;
-  for (char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9 || v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
-      ok = false;
-      break;
-    }
-    v = v * 10 + d;
-  }
-  if (!ok) {
+  if (!parse_scan_cursor(ctx.arg(2), &a->cursor)) {
     ctx.reply.error(err::kInvalidCursor);
     return false;
   }
-  a->cursor = v;
   for (std::size_t i = 3; i < ctx.argc(); i += 2) {
     const std::string_view opt = ctx.arg(i);
     if (i + 1 >= ctx.argc()) {

@@ -821,6 +821,16 @@ TEST_SUITE("server") {
     CHECK(all.size() == 1000);
   }
 
+  // Found by tests/compat: an empty HSCAN cursor is 0 (strtoul), as in Redis.
+  TEST_CASE("HSCAN reads the cursor as Redis's strtoul does") {
+    auto& c = client();
+    c("DEL hcur");
+    CHECK(c.cmd({"HSCAN", "hcur", ""}).elements.size() == 2);
+    CHECK(c.cmd({"HSCAN", "hcur", "+0"}).elements[0].str == "0");
+    check_error(c.cmd({"HSCAN", "hcur", " 0"}), "ERR invalid cursor");
+    check_error(c.cmd({"HSCAN", "hcur", "-"}), "ERR invalid cursor");
+  }
+
   TEST_CASE("the server exits cleanly") {
     CHECK(server().stop() == 0);
   }

@@ -900,6 +900,27 @@ TEST_SUITE("server") {
     check_error(c("SINTERCARD -1 cnt"), "ERR numkeys should be greater than 0");
   }
 
+  // Found by tests/compat: Redis reads a cursor with strtoul, so an empty cursor is 0 and a sign
+  // is accepted; a leading space, a bare sign or 2^64 are invalid.
+  TEST_CASE("SCAN, SSCAN and ZSCAN read the cursor as Redis's strtoul does") {
+    auto& c = client();
+    c("DEL cur");
+    for (const char* cmd : {"SSCAN", "ZSCAN"}) {
+      for (const char* cursor : {"", "+0", "-0", "-5"}) {
+        const Reply r = c.cmd({cmd, "cur", cursor});
+        REQUIRE(r.elements.size() == 2);
+        CHECK(r.elements[0].str == "0");
+        CHECK(r.elements[1].elements.empty());
+      }
+      for (const char* cursor : {" 0", "+", "-", "0x", "18446744073709551616"})
+        check_error(c.cmd({cmd, "cur", cursor}), "ERR invalid cursor");
+    }
+    CHECK(c.cmd({"SCAN", ""}).elements.size() == 2);
+    CHECK(c.cmd({"SCAN", "+0", "MATCH", "cur"}).elements[0].str == "0");
+    check_error(c.cmd({"SCAN", " 0"}), "ERR invalid cursor");
+    check_error(c.cmd({"SCAN", "-18446744073709551616"}), "ERR invalid cursor");
+  }
+
   TEST_CASE("the server shuts down cleanly after the set tests") {
     CHECK(server().stop() == 0);
   }
