@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <unordered_set>
 
 #include "server/commands/common.hpp"
 
@@ -204,11 +205,19 @@ void getex_cmd(CommandContext& ctx) {
   ExpiryOptions o;
   if (!parse_set_options(ctx, 2, true, &o)) return;
   if (o.has_expire) {
-    // As Redis: a missing key answers nil before the expiry value is validated.
-    bool exists = false;
-    read_live(ctx, ctx.arg(1), [&](const Value&) { exists = true; });
+    // As Redis: a missing key answers nil and a key of another type WRONGTYPE before the expiry
+    // value is validated.
+    bool exists = false, wrong_type = false;
+    read_live(ctx, ctx.arg(1), [&](const Value& v) {
+      exists = true;
+      wrong_type = v.obj->type() != ObjectType::kString;
+    });
     if (!exists) {
       ctx.reply.null();
+      return;
+    }
+    if (wrong_type) {
+      ctx.reply.error(err::kWrongType);
       return;
     }
     if (!resolve_expiry(ctx, &o, "getex")) return;
@@ -258,8 +267,13 @@ void msetnx_cmd(CommandContext& ctx) {
       return;
     }
   }
-  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
-    set_if_absent(ctx, ctx.arg(i), make_str(ctx.arg(i + 1)));
+  // Redis sets the pairs in order, so the last value of a repeated key wins: insert from the back
+  // and skip keys already inserted.
+  std::unordered_set<std::string_view> done;
+  for (std::size_t pair = (ctx.argc() - 1) / 2; pair-- > 0;) {
+    const std::size_t i = 1 + 2 * pair;
+    if (done.insert(ctx.arg(i)).second) set_if_absent(ctx, ctx.arg(i), make_str(ctx.arg(i + 1)));
+  }
   ctx.reply.integer(1);
 }
 
@@ -340,21 +354,25 @@ void setrange_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kOffsetOutOfRange);
     return;
   }
+  // As Redis: the type is checked first, then an empty value answers the current length whatever
+  // the offset, and only then is the resulting size checked.
   const std::string_view add = ctx.arg(3);
-  if (static_cast<std::uint64_t>(offset) + add.size() > kMaxString) {
-    ctx.reply.error(err::kStringTooLong);
-    return;
-  }
+  const bool too_big = static_cast<std::uint64_t>(offset) + add.size() > kMaxString;
   const auto off = static_cast<std::size_t>(offset);
   std::size_t new_len = 0;
-  bool wrong_type = false;
+  bool wrong_type = false, refused = false;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    refused = false;
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     if (add.empty()) {  // nothing to write: report the length, create nothing
       new_len = base.size();
+      return U::keep();
+    }
+    if (too_big) {
+      refused = true;
       return U::keep();
     }
     new_len = std::max(base.size(), off + add.size());
@@ -365,6 +383,8 @@ void setrange_cmd(CommandContext& ctx) {
   });
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
+  } else if (refused) {
+    ctx.reply.error(err::kStringTooLong);
   } else {
     ctx.reply.integer(static_cast<std::int64_t>(new_len));
   }
@@ -425,11 +445,9 @@ void decrby_cmd(CommandContext& ctx) {
 }
 
 void incrbyfloat_cmd(CommandContext& ctx) {
+  // As Redis: the key's type is checked before the increment is parsed.
   long double by = 0;
-  if (!parse_long_double(ctx.arg(2), &by)) {
-    ctx.reply.error(err::kNotFloat);
-    return;
-  }
+  const bool by_ok = parse_long_double(ctx.arg(2), &by);
   std::string result;
   enum { kOk, kWrongType, kNotFloat, kNanInf } e = kOk;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
@@ -445,6 +463,10 @@ void incrbyfloat_cmd(CommandContext& ctx) {
         e = kNotFloat;
         return U::keep();
       }
+    }
+    if (!by_ok) {
+      e = kNotFloat;
+      return U::keep();
     }
     const long double sum = base + by;
     if (std::isnan(sum) || std::isinf(sum)) {

@@ -354,6 +354,40 @@ TEST_SUITE("server") {
     CHECK(one.find("# Server") == std::string::npos);
   }
 
+  // Found by tests/compat (each checked against redis-server 7.0.15).
+  TEST_CASE("MSETNX with a repeated key keeps its last value, as MSET does") {
+    auto& c = client();
+    c("DEL dup1 dup2");
+    CHECK(c("MSETNX dup1 a dup2 b dup1 c").integer == 1);
+    CHECK(c("GET dup1").str == "c");
+    CHECK(c("GET dup2").str == "b");
+  }
+
+  TEST_CASE("string commands check the key's type before their other arguments") {
+    auto& c = client();
+    c("DEL tl nokey");
+    c("RPUSH tl a");
+    const std::string wrongtype =
+        "WRONGTYPE Operation against a key holding the wrong kind of value";
+    check_error(c.cmd({"SETRANGE", "tl", "9999999999", ""}), wrongtype);
+    check_error(c("INCRBYFLOAT tl abc"), wrongtype);
+    check_error(c("GETEX tl PX abc"), wrongtype);
+    check_error(c("GETEX tl EX 0"), wrongtype);
+    CHECK(c("GETEX nokey PX abc").is_nil());
+  }
+
+  TEST_CASE("SETRANGE with an empty value answers the length whatever the offset") {
+    auto& c = client();
+    c("DEL sr nokey");
+    CHECK(c.cmd({"SETRANGE", "nokey", "9223372036854775807", ""}).integer == 0);
+    CHECK(c("EXISTS nokey").integer == 0);
+    c("SET sr hello");
+    CHECK(c.cmd({"SETRANGE", "sr", "9999999999", ""}).integer == 5);
+    check_error(c("SETRANGE sr 9999999999 x"),
+                "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    CHECK(c("GET sr").str == "hello");
+  }
+
   TEST_CASE("QUIT replies OK and closes the connection") {
     Client q(server().port());
     CHECK(q("QUIT").is_status("OK"));
