@@ -52,6 +52,8 @@ inline constexpr std::string_view kNotInteger = "ERR value is not an integer or 
 inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
 inline constexpr std::string_view kNanOrInf = "ERR increment would produce NaN or Infinity";
+// HINCRBYFLOAT's check of the increment itself (INCRBYFLOAT only checks the result).
+inline constexpr std::string_view kIncrementNanOrInf = "ERR value is NaN or Infinity";
 inline constexpr std::string_view kWrongType =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kStringTooLong =
@@ -95,7 +97,7 @@ inline std::string unsupported_option(std::string_view opt) {
 namespace kvlab::server::err {
 inline constexpr std::string_view kOutOfRangePositive = "ERR value is out of range, must be positive";
 inline constexpr std::string_view kOutOfRangeLong =
-    "ERR value is out of range, must be between -9223372036854775807 and 9223372036854775807";
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 inline constexpr std::string_view kRandomCountTooLarge =
     "ERR value is out of range (kvlab limits a random reply to 10000000 elements)";
 inline constexpr std::string_view kNumkeysPositive = "ERR numkeys should be greater than 0";

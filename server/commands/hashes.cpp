@@ -186,6 +186,10 @@ void hincrbyfloat_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kNotFloat);
     return;
   }
+  if (std::isinf(by)) {
+    ctx.reply.error(err::kIncrementNanOrInf);
+    return;
+  }
   std::string result;
   std::string_view error;
   const Access a = write_container<HashObject>(ctx, ctx.arg(1), true, [&](Hash& h) {

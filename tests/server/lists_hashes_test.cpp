@@ -490,8 +490,9 @@ TEST_SUITE("server") {
     c("HSET hf s abc");
     check_error(c("HINCRBYFLOAT hf s 1"), "ERR hash value is not a float");
     check_error(c("HINCRBYFLOAT hf x abc"), "ERR value is not a valid float");
-    check_error(c("HINCRBYFLOAT hf x inf"), "ERR increment would produce NaN or Infinity");
-    check_error(c("HINCRBYFLOAT nohash x inf"), "ERR increment would produce NaN or Infinity");
+    // An infinite increment is refused before the sum (found by tests/compat; Redis 7.0's text).
+    check_error(c("HINCRBYFLOAT hf x inf"), "ERR value is NaN or Infinity");
+    check_error(c("HINCRBYFLOAT nohash x -inf"), "ERR value is NaN or Infinity");
     CHECK(c("EXISTS nohash").integer == 0);  // no empty hash left behind
     CHECK(c("HGET hf x").str == "5.6");
   }

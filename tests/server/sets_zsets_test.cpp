@@ -208,7 +208,7 @@ TEST_SUITE("server") {
     check_error(c("SRANDMEMBER sr x"), "ERR value is not an integer or out of range");
     check_error(c("SRANDMEMBER sr 1 2"), "ERR syntax error");
     check_error(c("SRANDMEMBER sr -9223372036854775808"),
-                "ERR value is out of range, must be between -9223372036854775807 and "
+                "ERR value is out of range, value must between -9223372036854775807 and "
                 "9223372036854775807");
   }
 
