@@ -313,6 +313,9 @@ TEST_SUITE("server") {
     check_error(c("AUTH x"),
                 "ERR AUTH <password> called without any password configured for the default user. "
                 "Are you sure your configuration is correct?");
+    // Found by tests/compat: the two-argument form checks the user, whose password is then any.
+    CHECK(c("AUTH default anything").is_status("OK"));
+    check_error(c("AUTH x y"), "WRONGPASS invalid username-password pair or user is disabled.");
   }
 
   TEST_CASE("COMMAND, CONFIG and INFO answer what tools ask") {
