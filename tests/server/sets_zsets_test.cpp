@@ -259,6 +259,7 @@ TEST_SUITE("server") {
     check_error(c("SINTERCARD x sa"), "ERR numkeys should be greater than 0");
     check_error(c("SINTERCARD 3 sa sb"), "ERR Number of keys can't be greater than number of args");
     check_error(c("SINTERCARD 1 sa LIMIT -1"), "ERR LIMIT can't be negative");
+    check_error(c("SINTERCARD 1 sa LIMIT abc"), "ERR LIMIT can't be negative");  // compat
     check_error(c("SINTERCARD 1 sa FOO"), "ERR syntax error");
     check_error(c("SINTERCARD 1 sa LIMIT"), "ERR syntax error");
   }
@@ -677,7 +678,7 @@ TEST_SUITE("server") {
     CHECK(c("EXISTS zp").integer == 0);
     check_error(c("ZPOPMIN zp -1"), "ERR value is out of range, must be positive");
     check_error(c("ZPOPMIN zp x"), "ERR value is out of range, must be positive");
-    check_error(c("ZPOPMAX zp 1 2"), "ERR wrong number of arguments for 'zpopmax' command");
+    check_error(c("ZPOPMAX zp 1 2"), "ERR syntax error");  // arity -2: extra arguments (compat)
     check_error(c("ZPOPMIN"), "ERR wrong number of arguments for 'zpopmin' command");
   }
 
@@ -919,6 +920,21 @@ TEST_SUITE("server") {
     CHECK(c.cmd({"SCAN", "+0", "MATCH", "cur"}).elements[0].str == "0");
     check_error(c.cmd({"SCAN", " 0"}), "ERR invalid cursor");
     check_error(c.cmd({"SCAN", "-18446744073709551616"}), "ERR invalid cursor");
+  }
+
+  // Found by tests/compat: Redis parses the cursor, then looks the key up, then the options.
+  TEST_CASE("SSCAN and ZSCAN check the key before their options") {
+    auto& c = client();
+    c("DEL nokey lst");
+    c("RPUSH lst a");
+    for (const char* cmd : {"SSCAN", "ZSCAN"}) {
+      const Reply r = c.cmd({cmd, "nokey", "0", "foo"});
+      REQUIRE(r.elements.size() == 2);
+      CHECK(r.elements[0].str == "0");
+      CHECK(c.cmd({cmd, "nokey", "0", "COUNT", "0"}).elements.size() == 2);
+      check_error(c.cmd({cmd, "lst", "0", "foo"}), kWrongType);
+      check_error(c.cmd({cmd, "nokey", "abc", "foo"}), "ERR invalid cursor");
+    }
   }
 
   TEST_CASE("the server shuts down cleanly after the set tests") {
