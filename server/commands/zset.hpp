@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -493,9 +494,9 @@ inline bool parse_lex_bound(std::string_view s, LexBound* b) {
   }
 }
 
-// Formats a score as Redis 7.2 replies it: the shortest digits that read back as the same double,
-// laid out as printf's "%.17g" would lay them out (fixed notation for exponents -4..16, otherwise
-// d.ddde+XX); "inf" and "-inf". buf needs 32 bytes. Returns the length.
+// Formats a score as Redis 7.0 replies it (addReplyDouble in RESP2): printf's "%.17g", so 0.1 is
+// "0.10000000000000001" (Redis 7.2 switched to the shortest round-trip digits); "inf" and "-inf".
+// buf needs 32 bytes. Returns the length.
 inline std::size_t format_score(double v, char* buf) {
   if (std::isinf(v)) {
     const char* s = v > 0 ? "inf" : "-inf";
@@ -503,45 +504,8 @@ inline std::size_t format_score(double v, char* buf) {
     std::memcpy(buf, s, n);
     return n;
   }
-  char sci[40];
-  const auto res = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
-  const std::size_t sci_len = static_cast<std::size_t>(res.ptr - sci);
-  sci[sci_len] = '\0';  // to_chars does not terminate; atoi below reads up to here
-  // sci = [-]d[.ddd]e(+|-)XX
-  std::size_t i = 0;
-  bool neg = false;
-  if (sci[0] == '-') {
-    neg = true;
-    i = 1;
-  }
-  char digits[24];
-  std::size_t nd = 0;
-  std::size_t e_pos = i;
-  while (sci[e_pos] != 'e') {
-    if (sci[e_pos] != '.') digits[nd++] = sci[e_pos];
-    ++e_pos;
-  }
-  int exp10 = std::atoi(sci + e_pos + 1);
-  if (exp10 < -4 || exp10 >= 17) {
-    std::memcpy(buf, sci, sci_len);
-    return sci_len;
-  }
-  std::size_t n = 0;
-  if (neg) buf[n++] = '-';
-  if (exp10 >= 0) {
-    const std::size_t int_digits = static_cast<std::size_t>(exp10) + 1;
-    for (std::size_t k = 0; k < int_digits; ++k) buf[n++] = k < nd ? digits[k] : '0';
-    if (nd > int_digits) {
-      buf[n++] = '.';
-      for (std::size_t k = int_digits; k < nd; ++k) buf[n++] = digits[k];
-    }
-  } else {
-    buf[n++] = '0';
-    buf[n++] = '.';
-    for (int k = 0; k < -exp10 - 1; ++k) buf[n++] = '0';
-    for (std::size_t k = 0; k < nd; ++k) buf[n++] = digits[k];
-  }
-  return n;
+  const int n = std::snprintf(buf, 32, "%.17g", v);
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
 inline std::string format_score(double v) {

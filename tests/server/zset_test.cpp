@@ -313,24 +313,25 @@ TEST_SUITE("unit") {
     CHECK(listed == model);
   }
 
-  TEST_CASE("scores are formatted like Redis 7.2 and parsed like getDoubleFromObject") {
+  TEST_CASE("scores are formatted like Redis 7.0 and parsed like getDoubleFromObject") {
     using kvlab::server::format_score;
     CHECK(format_score(1.0) == "1");
     CHECK(format_score(1.5) == "1.5");
     CHECK(format_score(-2.25) == "-2.25");
-    CHECK(format_score(0.1) == "0.1");
+    CHECK(format_score(0.1) == "0.10000000000000001");  // %.17g (found by tests/compat)
     CHECK(format_score(0.5) == "0.5");
-    CHECK(format_score(1.1) == "1.1");
+    CHECK(format_score(1.1) == "1.1000000000000001");
     CHECK(format_score(100.0) == "100");
     CHECK(format_score(0.0) == "0");
     CHECK(format_score(0.0001) == "0.0001");
-    CHECK(format_score(0.00001) == "1e-05");
+    CHECK(format_score(0.00001) == "1.0000000000000001e-05");
     CHECK(format_score(1e16) == "10000000000000000");
     CHECK(format_score(1e17) == "1e+17");
     CHECK(format_score(123456789012345678.0) == "1.2345678901234568e+17");
     CHECK(format_score(kInf) == "inf");
     CHECK(format_score(-kInf) == "-inf");
     CHECK(format_score(3.0000000000000004) == "3.0000000000000004");
+    CHECK(format_score(-0.0) == "-0");
     double d = 0;
     using kvlab::server::parse_score;
     CHECK(parse_score("1.5", &d));
