@@ -68,8 +68,10 @@ inline bool arg_i64(CommandContext& ctx, std::string_view s, std::int64_t* out) 
 
 // Parses a SCAN-family cursor as Redis does (strtoul, base 10): an optional sign, then digits; an
 // empty string is cursor 0 and "-N" wraps to 2^64 - N. Leading spaces, other characters and values
-// beyond 64 bits are invalid (the caller replies "invalid cursor").
+// beyond 64 bits are invalid (the caller replies "invalid cursor"). Like strtoul on Redis's C
+// string, the cursor ends at its first NUL byte ("\0x" is cursor 0).
 inline bool parse_scan_cursor(std::string_view s, std::uint64_t* out) {
+  s = s.substr(0, s.find('\0'));
   bool negative = false;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
     negative = s[0] == '-';

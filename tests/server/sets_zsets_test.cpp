@@ -907,7 +907,8 @@ TEST_SUITE("server") {
     auto& c = client();
     c("DEL cur");
     for (const char* cmd : {"SSCAN", "ZSCAN"}) {
-      for (const char* cursor : {"", "+0", "-0", "-5"}) {
+      for (const std::string& cursor :
+           std::vector<std::string>{"", "+0", "-0", "-5", std::string("\0x", 2)}) {
         const Reply r = c.cmd({cmd, "cur", cursor});
         REQUIRE(r.elements.size() == 2);
         CHECK(r.elements[0].str == "0");
