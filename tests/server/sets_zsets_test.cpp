@@ -938,6 +938,18 @@ TEST_SUITE("server") {
     }
   }
 
+  // Found by tests/compat: Redis's listpack stores a score of -0 as the integer 0; only the
+  // ZINCRBY reply, computed before it is stored, shows "-0".
+  TEST_CASE("a score of -0 is stored and answered as 0") {
+    auto& c = client();
+    c("DEL zneg");
+    CHECK(c("ZINCRBY zneg -0 a").str == "-0");
+    CHECK(c("ZADD zneg -0 b").integer == 1);
+    CHECK(c("ZSCORE zneg a").str == "0");
+    CHECK(words(c("ZRANGE zneg 0 -1 WITHSCORES")) == W{"a", "0", "b", "0"});
+    CHECK(words(c("ZPOPMAX zneg")) == W{"b", "0"});
+  }
+
   TEST_CASE("the server shuts down cleanly after the set tests") {
     CHECK(server().stop() == 0);
   }
