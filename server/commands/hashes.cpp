@@ -230,12 +230,12 @@ void hrandfield_cmd(CommandContext& ctx) {
   }
   std::int64_t l = 0;
   if (!arg_i64(ctx, ctx.arg(2), &l)) return;
-  if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withvalues"))) {
-    ctx.reply.error(err::kSyntax);
+  if (l == std::numeric_limits<std::int64_t>::min()) {  // the count's range before the syntax
+    ctx.reply.error(kCountRange);
     return;
   }
-  if (l == std::numeric_limits<std::int64_t>::min()) {
-    ctx.reply.error(kCountRange);
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withvalues"))) {
+    ctx.reply.error(err::kSyntax);
     return;
   }
   const bool withvalues = ctx.argc() == 4;

@@ -827,9 +827,20 @@ TEST_SUITE("server") {
     auto& c = client();
     c("DEL hcur");
     CHECK(c.cmd({"HSCAN", "hcur", ""}).elements.size() == 2);
-    CHECK(c.cmd({"HSCAN", "hcur", "+0"}).elements[0].str == "0");
+    const Reply r = c.cmd({"HSCAN", "hcur", "+0"});
+    REQUIRE(r.elements.size() == 2);
+    CHECK(r.elements[0].str == "0");
     check_error(c.cmd({"HSCAN", "hcur", " 0"}), "ERR invalid cursor");
     check_error(c.cmd({"HSCAN", "hcur", "-"}), "ERR invalid cursor");
+  }
+
+  // Found by tests/compat: Redis checks the count's range before the WITHVALUES syntax.
+  TEST_CASE("HRANDFIELD checks the count's range before the rest of the syntax") {
+    auto& c = client();
+    check_error(c("HRANDFIELD hr -9223372036854775808 x"),
+                "ERR value is out of range, value must between -9223372036854775807 and "
+                "9223372036854775807");
+    check_error(c("HRANDFIELD hr 1 x"), "ERR syntax error");
   }
 
   TEST_CASE("the server exits cleanly") {
