@@ -63,8 +63,8 @@ EXCLUDED = {
     "client|reply": "hides replies", "client|no-evict": "server state",
     "client|tracking": "RESP3 pushes", "hello": "switches protocol, server facts",
     "quit": "closes the connection", "config|set": "changes the server",
-    "config|resetstat": "server state", "config|rewrite": "writes files", "command": "the "
-    "generator's own input", "object|idletime": "clock", "object|freq": "LFU state",
+    "config|resetstat": "server state", "config|rewrite": "writes files",
+    "command": "the generator's input", "object|idletime": "clock", "object|freq": "LFU state",
     "latency": "server state", "slowlog": "server state", "memory": "allocator state",
     "save": "disk", "bgsave": "disk", "bgrewriteaof": "disk", "replicaof": "replication",
     "slaveof": "replication", "sync": "replication", "psync": "replication",
@@ -122,9 +122,8 @@ class AllowList:
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            parts = [p.strip() for p in line.split("|", 2)] if "|" in line else []
-            # "client|setname" style names contain '|': split on " | " instead.
-            parts = [p.strip() for p in line.split(" | ")]
+            # Fields are separated by " | " (names such as client|setname contain a bare '|').
+            parts = [p.strip() for p in line.split(" | ", 2)]
             if len(parts) != 3 or not parts[2]:
                 raise SystemExit("%s:%d: want 'command | args regex | reason'" % (path, n))
             self.rules.append((parts[0].lower(), re.compile(parts[1]) if parts[1] else None,
@@ -312,7 +311,7 @@ def session(opts, seed, redis, kvlab):
     rc, kc = resp.Client(redis.port), resp.Client(kvlab.port)
     table = grammar.kv_table(kc.call("COMMAND"))
     docs = grammar.redis_docs(rc.call("COMMAND", "DOCS"))
-    tips = tips_of(rc.call("COMMAND", "INFO", *[n.split("|")[0] for n in table]))
+    tips, blocking = info_of(rc.call("COMMAND", "INFO", *[n.split("|")[0] for n in table]))
     rc.close()
     kc.close()
     names = sorted(n for n in table if not excluded(n) and not table_has_subs(table, n))
@@ -323,7 +322,7 @@ def session(opts, seed, redis, kvlab):
     names = [n for n in names if n in docs]
     allow = AllowList(opts.allowlist)
     rng = random.Random(seed)
-    gen = grammar.Generator(rng, table, docs, names)
+    gen = grammar.Generator(rng, table, docs, names, blocking)
     focus_names = names
     if opts.commands:  # the focus commands; the others still fill the sequences
         want = {c.strip().lower() for c in opts.commands.split(",")}
@@ -388,18 +387,21 @@ def table_has_subs(table, name):
     return "|" not in name and any(n.startswith(name + "|") for n in table)
 
 
-def tips_of(reply):
-    out = {}
+def info_of(reply):
+    """Redis's COMMAND INFO -> ({name: nondeterministic tips}, {names flagged blocking})."""
+    out, blocking = {}, set()
     for row in reply[1] or []:
         if row[1] is None:
             continue
         items = row[1]
         name = items[0][1].decode().lower()
+        if any(f[1] == b"blocking" for f in items[2][1]):
+            blocking.add(name)
         tips = [t[1].decode() for t in items[7][1]] if len(items) > 7 else []
         nd = [t for t in tips if t.startswith("nondeterministic")]
         if nd:
             out[name] = nd
-    return out
+    return out, blocking
 
 
 if __name__ == "__main__":

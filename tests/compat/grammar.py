@@ -27,7 +27,9 @@ PATTERNS = [b"*", b"k*", b"k?", b"[k]*", b"*1", b"\\*", b"", b"[a-", b"*\x00*", 
 # Only cursors whose meaning does not depend on the implementation: 0 and invalid ones ("" is 0
 # for Redis).
 CURSORS = [b"0", b"0", b"0", b"", b"abc", b"18446744073709551616", b" 0", b"0x"]
+# Blocking commands never get 0 (forever) nor a long timeout: a few milliseconds or invalid.
 TIMEOUTS = [b"0.01", b"0.001", b"0.02", b"-1", b"abc", b"inf", b"nan"]
+TIMEOUTS_MS = [b"10", b"1", b"20", b"-1", b"abc", b"1.5"]
 # Expiries are either long (never reached during a sequence) or already past/zero/negative, so
 # the outcome does not depend on how fast each server runs the sequence.
 SECONDS = [b"100", b"1000", b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999",
@@ -110,8 +112,9 @@ def redis_docs(reply):
 
 
 class Generator:
-    def __init__(self, rng, table, docs, commands):
+    def __init__(self, rng, table, docs, commands, blocking=()):
         self.rng = rng
+        self.blocking = set(blocking)  # Redis's "blocking" flag: timeouts stay a few ms
         self.table = table  # kv_table()
         self.docs = docs  # redis_docs()
         self.commands = commands  # the names to generate, sorted
@@ -125,7 +128,7 @@ class Generator:
     def value(self, cmd, spec):
         """One value for an argument spec, from its type and name."""
         t, name, r = spec["type"], spec.get("name", ""), self.rng
-        blocking = "blocking" in self.table[cmd]["flags"] or cmd.startswith("b")
+        blocking = cmd in self.blocking or "blocking" in self.table[cmd]["flags"]
         if t == "key":
             return r.choice(KEYS)
         if t == "pattern":
@@ -139,8 +142,8 @@ class Generator:
                 return self.pick(DOUBLES + [b"-inf", b"+inf"], SCORE_RANGE + DOUBLES_EDGE, 0.3)
             return self.pick(DOUBLES, DOUBLES_EDGE)
         if t == "integer":
-            if name == "timeout" and blocking:
-                return r.choice(TIMEOUTS)
+            if name in ("timeout", "milliseconds") and blocking:  # BLOCK ms of XREAD too
+                return r.choice(TIMEOUTS_MS)
             if name == "cursor":
                 return r.choice(CURSORS)
             if name == "seconds":
