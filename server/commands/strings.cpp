@@ -57,24 +57,32 @@ bool resolve_expiry(CommandContext& ctx, ExpiryOptions* o, std::string_view cmd)
 bool parse_set_options(CommandContext& ctx, std::size_t first, bool getex, ExpiryOptions* o) {
   std::size_t value_index = 0;
   bool seconds = false, absolute = false;
+  // As Redis, an option conflicts only with the other expiry options: "KEEPTTL KEEPTTL" is fine
+  // and "EX 10 EX 20" keeps the last value, "EX 10 PX 20" is a syntax error.
+  int unit = 0;  // the expiry option given: 1 EX, 2 PX, 3 EXAT, 4 PXAT
   for (std::size_t i = first; i < ctx.argc(); ++i) {
     const std::string_view a = ctx.arg(i);
     const bool has_next = i + 1 < ctx.argc();
-    const bool expire_set = o->has_expire || o->keepttl || o->persist;
+    const int this_unit = iequals(a, "ex")     ? 1
+                          : iequals(a, "px")   ? 2
+                          : iequals(a, "exat") ? 3
+                          : iequals(a, "pxat") ? 4
+                                               : 0;
     if (!getex && iequals(a, "nx") && !o->xx) {
       o->nx = true;
     } else if (!getex && iequals(a, "xx") && !o->nx) {
       o->xx = true;
     } else if (!getex && iequals(a, "get")) {
       o->get = true;
-    } else if (!getex && iequals(a, "keepttl") && !expire_set) {
+    } else if (!getex && iequals(a, "keepttl") && !o->has_expire) {
       o->keepttl = true;
-    } else if (getex && iequals(a, "persist") && !expire_set) {
+    } else if (getex && iequals(a, "persist") && !o->has_expire) {
       o->persist = true;
-    } else if ((iequals(a, "ex") || iequals(a, "px") || iequals(a, "exat") || iequals(a, "pxat")) &&
-               !expire_set && has_next) {
-      seconds = iequals(a, "ex") || iequals(a, "exat");
-      absolute = iequals(a, "exat") || iequals(a, "pxat");
+    } else if (this_unit != 0 && !o->keepttl && !o->persist && (unit == 0 || unit == this_unit) &&
+               has_next) {
+      unit = this_unit;
+      seconds = unit == 1 || unit == 3;
+      absolute = unit >= 3;
       o->has_expire = true;
       value_index = ++i;
     } else {

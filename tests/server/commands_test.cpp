@@ -391,6 +391,22 @@ TEST_SUITE("server") {
     CHECK(c("GET sr").str == "hello");
   }
 
+  // Found by tests/compat: Redis refuses only conflicting expiry options, not repeated ones.
+  TEST_CASE("SET and GETEX accept a repeated option, the last expiry winning") {
+    auto& c = client();
+    c("DEL rep");
+    CHECK(c("SET rep v KEEPTTL KEEPTTL").is_status("OK"));
+    CHECK(c("SET rep v EX 10 EX 2000").is_status("OK"));
+    CHECK(c("TTL rep").integer > 1000);
+    check_error(c("SET rep v EX 10 PX 2000"), "ERR syntax error");
+    check_error(c("SET rep v KEEPTTL EX 10"), "ERR syntax error");
+    CHECK(c("GETEX rep PERSIST PERSIST").str == "v");
+    CHECK(c("TTL rep").integer == -1);
+    CHECK(c("GETEX rep PX 10 PX 3000000").str == "v");
+    CHECK(c("TTL rep").integer > 2000);
+    check_error(c("GETEX rep PERSIST EX 10"), "ERR syntax error");
+  }
+
   TEST_CASE("QUIT replies OK and closes the connection") {
     Client q(server().port());
     CHECK(q("QUIT").is_status("OK"));
