@@ -70,6 +70,8 @@ EXCLUDED = {
     "slaveof": "replication", "sync": "replication", "psync": "replication",
     "wait": "replication", "failover": "replication", "acl": "could lock the tester out",
     "module": "modules", "cluster": "cluster", "swapdb": "kvlab has one database",
+    "pfdebug": "HyperLogLog internals", "pfselftest": "slow self-test",
+    "dump": "RDB serialization bytes", "function|dump": "RDB serialization bytes",
 }
 
 
