@@ -115,6 +115,7 @@ class Generator:
     def __init__(self, rng, table, docs, commands, blocking=()):
         self.rng = rng
         self.blocking = set(blocking)  # Redis's "blocking" flag: timeouts stay a few ms
+        self.used_keys = []  # keys named so far in the current sequence
         self.table = table  # kv_table()
         self.docs = docs  # redis_docs()
         self.commands = commands  # the names to generate, sorted
@@ -130,7 +131,12 @@ class Generator:
         t, name, r = spec["type"], spec.get("name", ""), self.rng
         blocking = cmd in self.blocking or "blocking" in self.table[cmd]["flags"]
         if t == "key":
-            return r.choice(KEYS)
+            # Half the time a key the sequence already used, so commands meet each other's values.
+            if self.used_keys and r.random() < 0.5:
+                return r.choice(self.used_keys)
+            k = r.choice(KEYS)
+            self.used_keys.append(k)
+            return k
         if t == "pattern":
             return r.choice(PATTERNS)
         if t == "unix-time":
@@ -147,9 +153,9 @@ class Generator:
             if name == "cursor":
                 return r.choice(CURSORS)
             if name == "seconds":
-                return r.choice(SECONDS)
+                return self.pick(SECONDS[:2], SECONDS[2:], 0.35)
             if name == "milliseconds":
-                return r.choice(MILLIS)
+                return self.pick(MILLIS[:2], MILLIS[2:], 0.35)
             if name == "index" and cmd == "select":
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
@@ -229,11 +235,14 @@ class Generator:
         r = self.rng
         n = r.randint(3, 10)
         seq = []
+        self.used_keys = []
         cats = self.table.get(focus, {}).get("cats", set()) & TYPE_CATEGORIES
         related = [w for w in self.writers if self.table[w]["cats"] & cats]
-        for _ in range(n):
+        for i in range(n):
             x = r.random()
-            if focus and x < 0.45:
+            if i == 0 and related and r.random() < 0.7:
+                c = r.choice(related)  # most sequences open by creating a value of its type
+            elif focus and x < 0.45:
                 c = focus
             elif x < 0.7 and related:
                 c = r.choice(related)
