@@ -52,6 +52,8 @@ inline constexpr std::string_view kNotInteger = "ERR value is not an integer or 
 inline constexpr std::string_view kNotFloat = "ERR value is not a valid float";
 inline constexpr std::string_view kOverflow = "ERR increment or decrement would overflow";
 inline constexpr std::string_view kNanOrInf = "ERR increment would produce NaN or Infinity";
+// HINCRBYFLOAT's check of the increment itself (INCRBYFLOAT only checks the result).
+inline constexpr std::string_view kIncrementNanOrInf = "ERR value is NaN or Infinity";
 inline constexpr std::string_view kWrongType =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
 inline constexpr std::string_view kStringTooLong =

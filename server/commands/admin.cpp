@@ -72,13 +72,15 @@ void auth_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kSyntax);
     return;
   }
-  if (!ctx.server.auth_required()) {
+  // Without a password the default user takes any password (Redis's nopass): the one-argument
+  // form is refused as a likely misconfiguration, the two-argument form checks the user name.
+  if (!ctx.server.auth_required() && ctx.argc() == 2) {
     ctx.reply.error(err::kAuthNoPassword);
     return;
   }
   const std::string_view user = ctx.argc() == 3 ? ctx.arg(1) : "default";
   const std::string_view pass = ctx.arg(ctx.argc() - 1);
-  if (user == "default" && ctx.server.check_password(pass)) {
+  if (user == "default" && (!ctx.server.auth_required() || ctx.server.check_password(pass))) {
     ctx.conn.authenticated = true;
     ctx.reply.ok();
   } else {

@@ -2,8 +2,8 @@
 // parsing with Redis's error replies.
 //
 // Expiry model: a Value carries its absolute expiry; an expired value is treated as absent by every
-// command (lazy expiry) and removed by a conditional erase that re-checks the value it removes, so a
-// concurrent SET that replaced it is never lost. Workers also sweep the keys they saw get a TTL
+// command (lazy expiry) and removed by a conditional erase that re-checks the value it removes, so
+// a concurrent SET that replaced it is never lost. Workers also sweep the keys they saw get a TTL
 // (Worker::track_expiry), so expired keys do not pile up.
 #pragma once
 
@@ -75,6 +75,28 @@ inline bool arg_i64(CommandContext& ctx, std::string_view s, std::int64_t* out) 
   if (parse_i64(s, out)) return true;
   ctx.reply.error(err::kNotInteger);
   return false;
+}
+
+// Parses a SCAN-family cursor as Redis does (strtoul, base 10): an optional sign, then digits; an
+// empty string is cursor 0 and "-N" wraps to 2^64 - N. Leading spaces, other characters and values
+// beyond 64 bits are invalid (the caller replies "invalid cursor"). Like strtoul on Redis's C
+// string, the cursor ends at its first NUL byte ("\0x" is cursor 0).
+inline bool parse_scan_cursor(std::string_view s, std::uint64_t* out) {
+  s = s.substr(0, s.find('\0'));
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+    if (s.empty()) return false;  // a sign without digits
+  }
+  std::uint64_t v = 0;
+  for (char c : s) {
+    const unsigned d = static_cast<unsigned char>(c) - '0';
+    if (d > 9 || v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  *out = negative ? 0 - v : v;
+  return true;
 }
 
 enum class TimeUnit { kSeconds, kMilliseconds };

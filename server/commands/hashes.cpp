@@ -186,6 +186,10 @@ void hincrbyfloat_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kNotFloat);
     return;
   }
+  if (std::isinf(by)) {
+    ctx.reply.error(err::kIncrementNanOrInf);
+    return;
+  }
   std::string result;
   std::string_view error;
   const Access a = write_container<HashObject>(ctx, ctx.arg(1), true, [&](Hash& h) {
@@ -226,12 +230,12 @@ void hrandfield_cmd(CommandContext& ctx) {
   }
   std::int64_t l = 0;
   if (!arg_i64(ctx, ctx.arg(2), &l)) return;
-  if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withvalues"))) {
-    ctx.reply.error(err::kSyntax);
+  if (l == std::numeric_limits<std::int64_t>::min()) {  // the count's range before the syntax
+    ctx.reply.error(kCountRange);
     return;
   }
-  if (l == std::numeric_limits<std::int64_t>::min()) {
-    ctx.reply.error(kCountRange);
+  if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withvalues"))) {
+    ctx.reply.error(err::kSyntax);
     return;
   }
   const bool withvalues = ctx.argc() == 4;
@@ -289,23 +293,10 @@ void hrandfield_cmd(CommandContext& ctx) {
   if (a == Access::kMissing) ctx.reply.array(0);
 }
 
-bool parse_cursor(std::string_view s, std::uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9) return false;
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
-}
-
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void hscan_cmd(CommandContext& ctx) {
   std::uint64_t cursor = 0;
-  if (!parse_cursor(ctx.arg(2), &cursor)) {
+  if (!parse_scan_cursor(ctx.arg(2), &cursor)) {
     ctx.reply.error(err::kInvalidCursor);
     return;
   }

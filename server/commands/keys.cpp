@@ -212,19 +212,6 @@ constexpr std::size_t kScanSnapshot = 100000;
 
 std::uint64_t key_hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
-bool parse_cursor(std::string_view s, std::uint64_t* out) {
-  if (s.empty() || s.size() > 20) return false;
-  std::uint64_t v = 0;
-  for (char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9) return false;
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return true;
-}
-
 void rebuild_scan(CommandContext& ctx, std::uint64_t from) {
   auto& sc = ctx.conn.scan;
   sc.keys.clear();
@@ -256,7 +243,7 @@ void rebuild_scan(CommandContext& ctx, std::uint64_t from) {
 
 void scan_cmd(CommandContext& ctx) {
   std::uint64_t cursor = 0;
-  if (!parse_cursor(ctx.arg(1), &cursor)) {
+  if (!parse_scan_cursor(ctx.arg(1), &cursor)) {
     ctx.reply.error(err::kInvalidCursor);
     return;
   }

@@ -99,8 +99,13 @@ void publish_cmd(CommandContext& ctx) {
 // ---- PUBSUB ----
 
 void pubsub_channels_cmd(CommandContext& ctx) {
+  if (ctx.argc() > 3) {  // Redis 7.0: at most one pattern, the subcommand named as typed
+    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
+                    std::string(ctx.arg(1)) + "'. Try PUBSUB HELP.");
+    return;
+  }
   std::optional<std::string_view> pattern;
-  if (ctx.argc() >= 3) pattern = ctx.arg(2);  // Redis ignores further arguments
+  if (ctx.argc() == 3) pattern = ctx.arg(2);
   const std::vector<std::string> names = ctx.server.pubsub().channels(pattern);
   ctx.reply.array(names.size());
   for (const auto& n : names) ctx.reply.bulk(n);

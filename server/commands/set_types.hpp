@@ -93,8 +93,10 @@ struct ScanArgs {
   std::string_view pattern;
   bool has_pattern = false;
 };
-// Parses argv[2...]; replies "ERR invalid cursor" or a syntax/integer error and returns false.
-// (Defined in sets.cpp.)
-bool parse_scan_args(CommandContext& ctx, ScanArgs* a);
+// Redis's order: the cursor (argv[2]) is parsed first, then the key is looked up (a missing key
+// answers an empty scan, another type WRONGTYPE), and only then the options (argv[3...]). Each
+// replies "ERR invalid cursor" or a syntax/integer error and returns false. (Defined in sets.cpp.)
+bool parse_scan_cursor_arg(CommandContext& ctx, ScanArgs* a);
+bool parse_scan_options(CommandContext& ctx, ScanArgs* a);
 
 }  // namespace kvlab::server

@@ -89,8 +89,7 @@ void spop_cmd(CommandContext& ctx) {
   const bool has_count = ctx.argc() == 3;
   std::int64_t count = 1;
   if (has_count) {
-    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
-    if (count < 0) {
+    if (!parse_i64(ctx.arg(2), &count) || count < 0) {
       ctx.reply.error(err::kOutOfRangePositive);
       return;
     }
@@ -307,8 +306,7 @@ void sdiffstore_cmd(CommandContext& ctx) {
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 void sintercard_cmd(CommandContext& ctx) {
   std::int64_t numkeys = 0;
-  if (!arg_i64(ctx, ctx.arg(1), &numkeys)) return;
-  if (numkeys < 1) {
+  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
     ctx.reply.error(err::kNumkeysPositive);
     return;
   }
@@ -319,8 +317,7 @@ void sintercard_cmd(CommandContext& ctx) {
   std::int64_t limit = 0;
   for (std::size_t j = 2 + static_cast<std::size_t>(numkeys); j < ctx.argc(); ++j) {
     if (iequals(ctx.arg(j), "limit") && j + 1 < ctx.argc()) {
-      if (!arg_i64(ctx, ctx.arg(++j), &limit)) return;
-      if (limit < 0) {
+      if (!parse_i64(ctx.arg(++j), &limit) || limit < 0) {
         ctx.reply.error(err::kLimitNegative);
         return;
       }
@@ -380,23 +377,13 @@ void smove_cmd(CommandContext& ctx) {
 
 }  // namespace
 
-bool parse_scan_args(CommandContext& ctx, ScanArgs* a) {
-  const std::string_view s = ctx.arg(2);
-  std::uint64_t v = 0;
-  bool ok = !s.empty() && s.size() <= 20;
-  for (char c : s) {
-    const unsigned d = static_cast<unsigned char>(c) - '0';
-    if (d > 9 || v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) {
-      ok = false;
-      break;
-    }
-    v = v * 10 + d;
-  }
-  if (!ok) {
-    ctx.reply.error(err::kInvalidCursor);
-    return false;
-  }
-  a->cursor = v;
+bool parse_scan_cursor_arg(CommandContext& ctx, ScanArgs* a) {
+  if (parse_scan_cursor(ctx.arg(2), &a->cursor)) return true;
+  ctx.reply.error(err::kInvalidCursor);
+  return false;
+}
+
+bool parse_scan_options(CommandContext& ctx, ScanArgs* a) {
   for (std::size_t i = 3; i < ctx.argc(); i += 2) {
     const std::string_view opt = ctx.arg(i);
     if (i + 1 >= ctx.argc()) {
@@ -428,8 +415,9 @@ namespace {
 // MemberSet); the cursor is the position below which nothing has been visited yet.
 void sscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
-  if (!parse_scan_args(ctx, &sa)) return;
+  if (!parse_scan_cursor_arg(ctx, &sa)) return;
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
+    if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
     std::size_t pos =
         (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
     std::vector<const std::string*> out;

@@ -59,24 +59,32 @@ bool resolve_expiry(CommandContext& ctx, ExpiryOptions* o, std::string_view cmd)
 bool parse_set_options(CommandContext& ctx, std::size_t first, bool getex, ExpiryOptions* o) {
   std::size_t value_index = 0;
   bool seconds = false, absolute = false;
+  // As Redis, an option conflicts only with the other expiry options: "KEEPTTL KEEPTTL" is fine
+  // and "EX 10 EX 20" keeps the last value, "EX 10 PX 20" is a syntax error.
+  int unit = 0;  // the expiry option given: 1 EX, 2 PX, 3 EXAT, 4 PXAT
   for (std::size_t i = first; i < ctx.argc(); ++i) {
     const std::string_view a = ctx.arg(i);
     const bool has_next = i + 1 < ctx.argc();
-    const bool expire_set = o->has_expire || o->keepttl || o->persist;
+    const int this_unit = iequals(a, "ex")     ? 1
+                          : iequals(a, "px")   ? 2
+                          : iequals(a, "exat") ? 3
+                          : iequals(a, "pxat") ? 4
+                                               : 0;
     if (!getex && iequals(a, "nx") && !o->xx) {
       o->nx = true;
     } else if (!getex && iequals(a, "xx") && !o->nx) {
       o->xx = true;
     } else if (!getex && iequals(a, "get")) {
       o->get = true;
-    } else if (!getex && iequals(a, "keepttl") && !expire_set) {
+    } else if (!getex && iequals(a, "keepttl") && !o->has_expire) {
       o->keepttl = true;
-    } else if (getex && iequals(a, "persist") && !expire_set) {
+    } else if (getex && iequals(a, "persist") && !o->has_expire) {
       o->persist = true;
-    } else if ((iequals(a, "ex") || iequals(a, "px") || iequals(a, "exat") || iequals(a, "pxat")) &&
-               !expire_set && has_next) {
-      seconds = iequals(a, "ex") || iequals(a, "exat");
-      absolute = iequals(a, "exat") || iequals(a, "pxat");
+    } else if (this_unit != 0 && !o->keepttl && !o->persist && (unit == 0 || unit == this_unit) &&
+               has_next) {
+      unit = this_unit;
+      seconds = unit == 1 || unit == 3;
+      absolute = unit >= 3;
       o->has_expire = true;
       value_index = ++i;
     } else {
@@ -207,11 +215,19 @@ void getex_cmd(CommandContext& ctx) {
   ExpiryOptions o;
   if (!parse_set_options(ctx, 2, true, &o)) return;
   if (o.has_expire) {
-    // As Redis: a missing key answers nil before the expiry value is validated.
-    bool exists = false;
-    read_live(ctx, ctx.arg(1), [&](const Value&) { exists = true; });
+    // As Redis: a missing key answers nil and a key of another type WRONGTYPE before the expiry
+    // value is validated.
+    bool exists = false, wrong_type = false;
+    read_live(ctx, ctx.arg(1), [&](const Value& v) {
+      exists = true;
+      wrong_type = v.obj->type() != ObjectType::kString;
+    });
     if (!exists) {
       ctx.reply.null();
+      return;
+    }
+    if (wrong_type) {
+      ctx.reply.error(err::kWrongType);
       return;
     }
     if (!resolve_expiry(ctx, &o, "getex")) return;
@@ -345,21 +361,25 @@ void setrange_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kOffsetOutOfRange);
     return;
   }
+  // As Redis: the type is checked first, then an empty value answers the current length whatever
+  // the offset, and only then is the resulting size checked.
   const std::string_view add = ctx.arg(3);
-  if (static_cast<std::uint64_t>(offset) + add.size() > kMaxString) {
-    ctx.reply.error(err::kStringTooLong);
-    return;
-  }
+  const bool too_big = static_cast<std::uint64_t>(offset) + add.size() > kMaxString;
   const auto off = static_cast<std::size_t>(offset);
   std::size_t new_len = 0;
-  bool wrong_type = false;
+  bool wrong_type = false, refused = false;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    refused = false;
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     if (add.empty()) {  // nothing to write: report the length, create nothing
       new_len = base.size();
+      return U::keep();
+    }
+    if (too_big) {
+      refused = true;
       return U::keep();
     }
     new_len = std::max(base.size(), off + add.size());
@@ -370,6 +390,8 @@ void setrange_cmd(CommandContext& ctx) {
   });
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
+  } else if (refused) {
+    ctx.reply.error(err::kStringTooLong);
   } else {
     ctx.reply.integer(static_cast<std::int64_t>(new_len));
   }
@@ -430,11 +452,9 @@ void decrby_cmd(CommandContext& ctx) {
 }
 
 void incrbyfloat_cmd(CommandContext& ctx) {
+  // As Redis: the key's type is checked before the increment is parsed.
   long double by = 0;
-  if (!parse_long_double(ctx.arg(2), &by)) {
-    ctx.reply.error(err::kNotFloat);
-    return;
-  }
+  const bool by_ok = parse_long_double(ctx.arg(2), &by);
   std::string result;
   enum { kOk, kWrongType, kNotFloat, kNanInf } e = kOk;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
@@ -450,6 +470,10 @@ void incrbyfloat_cmd(CommandContext& ctx) {
         e = kNotFloat;
         return U::keep();
       }
+    }
+    if (!by_ok) {
+      e = kNotFloat;
+      return U::keep();
     }
     const long double sum = base + by;
     if (std::isnan(sum) || std::isinf(sum)) {

@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -401,7 +402,10 @@ class ZSet {
   }
 
   // Sets member's score, adding the member when absent. REQUIRES: score not NaN.
+  // A score of -0 is stored as 0: Redis keeps small sorted sets in a listpack, which stores the
+  // score "-0" as the integer 0, so ZSCORE and ZRANGE answer "0" (found by tests/compat).
   AddResult set(std::string_view member, double score) {
+    if (score == 0) score = 0.0;
     auto it = index_.find(member);
     if (it == index_.end()) {
       Node* n = list_.insert(score, member);

@@ -509,13 +509,12 @@ void zremrangebylex_cmd(CommandContext& ctx) {
 // ZPOPMIN / ZPOPMAX key [count]: a flat array member, score, ... (RESP2).
 void zpop_generic(CommandContext& ctx, bool max) {
   if (ctx.argc() > 3) {
-    ctx.reply.error(err::wrong_arity(max ? "zpopmax" : "zpopmin"));
+    ctx.reply.error(err::kSyntax);
     return;
   }
   std::int64_t count = 1;
   if (ctx.argc() == 3) {
-    if (!arg_i64(ctx, ctx.arg(2), &count)) return;
-    if (count < 0) {
+    if (!parse_i64(ctx.arg(2), &count) || count < 0) {
       ctx.reply.error(err::kOutOfRangePositive);
       return;
     }
@@ -544,8 +543,9 @@ void zpopmax_cmd(CommandContext& ctx) {
 // (see ZSet::slots() for why a member present throughout a scan is returned).
 void zscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
-  if (!parse_scan_args(ctx, &sa)) return;
+  if (!parse_scan_cursor_arg(ctx, &sa)) return;
   const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
     std::size_t pos =
         (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots() : static_cast<std::size_t>(sa.cursor);
     std::vector<const Node*> out;

@@ -313,6 +313,9 @@ TEST_SUITE("server") {
     check_error(c("AUTH x"),
                 "ERR AUTH <password> called without any password configured for the default user. "
                 "Are you sure your configuration is correct?");
+    // Found by tests/compat: the two-argument form checks the user, whose password is then any.
+    CHECK(c("AUTH default anything").is_status("OK"));
+    check_error(c("AUTH x y"), "WRONGPASS invalid username-password pair or user is disabled.");
   }
 
   TEST_CASE("COMMAND, CONFIG and INFO answer what tools ask") {
@@ -352,6 +355,56 @@ TEST_SUITE("server") {
     const std::string one = c("INFO stats").str;
     CHECK(one.find("# Stats") != std::string::npos);
     CHECK(one.find("# Server") == std::string::npos);
+  }
+
+  // Found by tests/compat (each checked against redis-server 7.0.15).
+  TEST_CASE("MSETNX with a repeated key keeps its last value, as MSET does") {
+    auto& c = client();
+    c("DEL dup1 dup2");
+    CHECK(c("MSETNX dup1 a dup2 b dup1 c").integer == 1);
+    CHECK(c("GET dup1").str == "c");
+    CHECK(c("GET dup2").str == "b");
+  }
+
+  TEST_CASE("string commands check the key's type before their other arguments") {
+    auto& c = client();
+    c("DEL tl nokey");
+    c("RPUSH tl a");
+    const std::string wrongtype =
+        "WRONGTYPE Operation against a key holding the wrong kind of value";
+    check_error(c.cmd({"SETRANGE", "tl", "9999999999", ""}), wrongtype);
+    check_error(c("INCRBYFLOAT tl abc"), wrongtype);
+    check_error(c("GETEX tl PX abc"), wrongtype);
+    check_error(c("GETEX tl EX 0"), wrongtype);
+    CHECK(c("GETEX nokey PX abc").is_nil());
+  }
+
+  TEST_CASE("SETRANGE with an empty value answers the length whatever the offset") {
+    auto& c = client();
+    c("DEL sr nokey");
+    CHECK(c.cmd({"SETRANGE", "nokey", "9223372036854775807", ""}).integer == 0);
+    CHECK(c("EXISTS nokey").integer == 0);
+    c("SET sr hello");
+    CHECK(c.cmd({"SETRANGE", "sr", "9999999999", ""}).integer == 5);
+    check_error(c("SETRANGE sr 9999999999 x"),
+                "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    CHECK(c("GET sr").str == "hello");
+  }
+
+  // Found by tests/compat: Redis refuses only conflicting expiry options, not repeated ones.
+  TEST_CASE("SET and GETEX accept a repeated option, the last expiry winning") {
+    auto& c = client();
+    c("DEL rep");
+    CHECK(c("SET rep v KEEPTTL KEEPTTL").is_status("OK"));
+    CHECK(c("SET rep v EX 10 EX 2000").is_status("OK"));
+    CHECK(c("TTL rep").integer > 1000);
+    check_error(c("SET rep v EX 10 PX 2000"), "ERR syntax error");
+    check_error(c("SET rep v KEEPTTL EX 10"), "ERR syntax error");
+    CHECK(c("GETEX rep PERSIST PERSIST").str == "v");
+    CHECK(c("TTL rep").integer == -1);
+    CHECK(c("GETEX rep PX 10 PX 3000000").str == "v");
+    CHECK(c("TTL rep").integer > 2000);
+    check_error(c("GETEX rep PERSIST EX 10"), "ERR syntax error");
   }
 
   TEST_CASE("QUIT replies OK and closes the connection") {

@@ -490,8 +490,9 @@ TEST_SUITE("server") {
     c("HSET hf s abc");
     check_error(c("HINCRBYFLOAT hf s 1"), "ERR hash value is not a float");
     check_error(c("HINCRBYFLOAT hf x abc"), "ERR value is not a valid float");
-    check_error(c("HINCRBYFLOAT hf x inf"), "ERR increment would produce NaN or Infinity");
-    check_error(c("HINCRBYFLOAT nohash x inf"), "ERR increment would produce NaN or Infinity");
+    // An infinite increment is refused before the sum (found by tests/compat; Redis 7.0's text).
+    check_error(c("HINCRBYFLOAT hf x inf"), "ERR value is NaN or Infinity");
+    check_error(c("HINCRBYFLOAT nohash x -inf"), "ERR value is NaN or Infinity");
     CHECK(c("EXISTS nohash").integer == 0);  // no empty hash left behind
     CHECK(c("HGET hf x").str == "5.6");
   }
@@ -819,6 +820,27 @@ TEST_SUITE("server") {
     for (const auto& e : c("LRANGE mb 0 -1").elements) all.insert(e.str);
     CHECK(c("LLEN ma").integer + c("LLEN mb").integer == 1000);
     CHECK(all.size() == 1000);
+  }
+
+  // Found by tests/compat: an empty HSCAN cursor is 0 (strtoul), as in Redis.
+  TEST_CASE("HSCAN reads the cursor as Redis's strtoul does") {
+    auto& c = client();
+    c("DEL hcur");
+    CHECK(c.cmd({"HSCAN", "hcur", ""}).elements.size() == 2);
+    const Reply r = c.cmd({"HSCAN", "hcur", "+0"});
+    REQUIRE(r.elements.size() == 2);
+    CHECK(r.elements[0].str == "0");
+    check_error(c.cmd({"HSCAN", "hcur", " 0"}), "ERR invalid cursor");
+    check_error(c.cmd({"HSCAN", "hcur", "-"}), "ERR invalid cursor");
+  }
+
+  // Found by tests/compat: Redis checks the count's range before the WITHVALUES syntax.
+  TEST_CASE("HRANDFIELD checks the count's range before the rest of the syntax") {
+    auto& c = client();
+    check_error(c("HRANDFIELD hr -9223372036854775808 x"),
+                "ERR value is out of range, value must between -9223372036854775807 and "
+                "9223372036854775807");
+    check_error(c("HRANDFIELD hr 1 x"), "ERR syntax error");
   }
 
   TEST_CASE("the server exits cleanly") {

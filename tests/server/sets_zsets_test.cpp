@@ -179,7 +179,7 @@ TEST_SUITE("server") {
     CHECK(c("SPOP sp").str == "x");
     CHECK(c("EXISTS sp").integer == 0);
     check_error(c("SPOP sp -1"), "ERR value is out of range, must be positive");
-    check_error(c("SPOP sp x"), "ERR value is not an integer or out of range");
+    check_error(c("SPOP sp x"), "ERR value is out of range, must be positive");
     check_error(c("SPOP sp 1 2"), "ERR syntax error");
     check_error(c("SPOP"), "ERR wrong number of arguments for 'spop' command");
   }
@@ -256,9 +256,10 @@ TEST_SUITE("server") {
     check_error(c("SUNIONSTORE dst"), "ERR wrong number of arguments for 'sunionstore' command");
     check_error(c("SINTERCARD 1"), "ERR wrong number of arguments for 'sintercard' command");
     check_error(c("SINTERCARD 0 sa"), "ERR numkeys should be greater than 0");
-    check_error(c("SINTERCARD x sa"), "ERR value is not an integer or out of range");
+    check_error(c("SINTERCARD x sa"), "ERR numkeys should be greater than 0");
     check_error(c("SINTERCARD 3 sa sb"), "ERR Number of keys can't be greater than number of args");
     check_error(c("SINTERCARD 1 sa LIMIT -1"), "ERR LIMIT can't be negative");
+    check_error(c("SINTERCARD 1 sa LIMIT abc"), "ERR LIMIT can't be negative");  // compat
     check_error(c("SINTERCARD 1 sa FOO"), "ERR syntax error");
     check_error(c("SINTERCARD 1 sa LIMIT"), "ERR syntax error");
   }
@@ -675,8 +676,8 @@ TEST_SUITE("server") {
     CHECK(words(c("ZPOPMIN zp 100")) == W{"b", "2", "c", "3"});
     CHECK(c("EXISTS zp").integer == 0);
     check_error(c("ZPOPMIN zp -1"), "ERR value is out of range, must be positive");
-    check_error(c("ZPOPMIN zp x"), "ERR value is not an integer or out of range");
-    check_error(c("ZPOPMAX zp 1 2"), "ERR wrong number of arguments for 'zpopmax' command");
+    check_error(c("ZPOPMIN zp x"), "ERR value is out of range, must be positive");
+    check_error(c("ZPOPMAX zp 1 2"), "ERR syntax error");  // arity -2: extra arguments (compat)
     check_error(c("ZPOPMIN"), "ERR wrong number of arguments for 'zpopmin' command");
   }
 
@@ -886,6 +887,68 @@ TEST_SUITE("server") {
     CHECK(all.size() == total);
     CHECK(total + static_cast<std::size_t>(c("ZCARD zq").integer) == kAdders * kPerAdder);
     c("DEL zq");
+  }
+
+  // Found by tests/compat: Redis parses these counts with one message for a non-integer and a
+  // negative value alike.
+  TEST_CASE("a count that is not an integer gets the count's own error, as in Redis") {
+    auto& c = client();
+    check_error(c("SPOP cnt abc"), "ERR value is out of range, must be positive");
+    check_error(c("ZPOPMIN cnt abc"), "ERR value is out of range, must be positive");
+    check_error(c("ZPOPMAX cnt 1.5"), "ERR value is out of range, must be positive");
+    check_error(c("SINTERCARD abc cnt"), "ERR numkeys should be greater than 0");
+    check_error(c("SINTERCARD -1 cnt"), "ERR numkeys should be greater than 0");
+  }
+
+  // Found by tests/compat: Redis reads a cursor with strtoul, so an empty cursor is 0 and a sign
+  // is accepted; a leading space, a bare sign or 2^64 are invalid.
+  TEST_CASE("SCAN, SSCAN and ZSCAN read the cursor as Redis's strtoul does") {
+    auto& c = client();
+    c("DEL cur");
+    for (const char* cmd : {"SSCAN", "ZSCAN"}) {
+      for (const std::string& cursor :
+           std::vector<std::string>{"", "+0", "-0", "-5", std::string("\0x", 2)}) {
+        const Reply r = c.cmd({cmd, "cur", cursor});
+        REQUIRE(r.elements.size() == 2);
+        CHECK(r.elements[0].str == "0");
+        CHECK(r.elements[1].elements.empty());
+      }
+      for (const char* cursor : {" 0", "+", "-", "0x", "18446744073709551616"})
+        check_error(c.cmd({cmd, "cur", cursor}), "ERR invalid cursor");
+    }
+    CHECK(c.cmd({"SCAN", ""}).elements.size() == 2);
+    const Reply r = c.cmd({"SCAN", "+0", "MATCH", "cur"});
+    REQUIRE(r.elements.size() == 2);
+    CHECK(r.elements[0].str == "0");
+    check_error(c.cmd({"SCAN", " 0"}), "ERR invalid cursor");
+    check_error(c.cmd({"SCAN", "-18446744073709551616"}), "ERR invalid cursor");
+  }
+
+  // Found by tests/compat: Redis parses the cursor, then looks the key up, then the options.
+  TEST_CASE("SSCAN and ZSCAN check the key before their options") {
+    auto& c = client();
+    c("DEL nokey lst");
+    c("RPUSH lst a");
+    for (const char* cmd : {"SSCAN", "ZSCAN"}) {
+      const Reply r = c.cmd({cmd, "nokey", "0", "foo"});
+      REQUIRE(r.elements.size() == 2);
+      CHECK(r.elements[0].str == "0");
+      CHECK(c.cmd({cmd, "nokey", "0", "COUNT", "0"}).elements.size() == 2);
+      check_error(c.cmd({cmd, "lst", "0", "foo"}), kWrongType);
+      check_error(c.cmd({cmd, "nokey", "abc", "foo"}), "ERR invalid cursor");
+    }
+  }
+
+  // Found by tests/compat: Redis's listpack stores a score of -0 as the integer 0; only the
+  // ZINCRBY reply, computed before it is stored, shows "-0".
+  TEST_CASE("a score of -0 is stored and answered as 0") {
+    auto& c = client();
+    c("DEL zneg");
+    CHECK(c("ZINCRBY zneg -0 a").str == "-0");
+    CHECK(c("ZADD zneg -0 b").integer == 1);
+    CHECK(c("ZSCORE zneg a").str == "0");
+    CHECK(words(c("ZRANGE zneg 0 -1 WITHSCORES")) == W{"a", "0", "b", "0"});
+    CHECK(words(c("ZPOPMAX zneg")) == W{"b", "0"});
   }
 
   TEST_CASE("the server shuts down cleanly after the set tests") {

@@ -331,6 +331,7 @@ TEST_SUITE("unit") {
     CHECK(format_score(kInf) == "inf");
     CHECK(format_score(-kInf) == "-inf");
     CHECK(format_score(3.0000000000000004) == "3.0000000000000004");
+    CHECK(format_score(-0.0) == "-0");
     double d = 0;
     using kvlab::server::parse_score;
     CHECK(parse_score("1.5", &d));

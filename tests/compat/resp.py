@@ -1,0 +1,133 @@
+"""A small RESP2 client over a blocking socket (stdlib only).
+
+Replies are parsed into typed, hashable values so that two servers' replies compare exactly:
+  ('simple', b'OK')        +OK
+  ('error', b'ERR ...')    -ERR ...
+  ('int', 5)               :5
+  ('bulk', b'...')         $3 / ('bulk', None) for $-1
+  ('array', (...))         *N / ('array', None) for *-1
+A closed connection or a timeout raises ConnectionError / socket.timeout.
+"""
+import socket
+
+CRLF = b"\r\n"
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Client:
+    def __init__(self, port, timeout=5.0, host="127.0.0.1"):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def call(self, *args):
+        self.sock.sendall(encode(args))
+        return self.read()
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("connection closed by the server")
+        self.buf += chunk
+
+    def _line(self):
+        while True:
+            i = self.buf.find(CRLF)
+            if i >= 0:
+                line = bytes(self.buf[:i])
+                del self.buf[: i + 2]
+                return line
+            self._fill()
+
+    def _exact(self, n):
+        while len(self.buf) < n + 2:
+            self._fill()
+        data = bytes(self.buf[:n])
+        del self.buf[: n + 2]
+        return data
+
+    def read(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return ("simple", rest)
+        if t == b"-":
+            return ("error", rest)
+        if t == b":":
+            return ("int", int(rest))
+        if t == b"$":
+            n = int(rest)
+            return ("bulk", None if n < 0 else self._exact(n))
+        if t == b"*":
+            n = int(rest)
+            if n < 0:
+                return ("array", None)
+            return ("array", tuple(self.read() for _ in range(n)))
+        raise ConnectionError("unparsable reply line %r" % line[:80])
+
+
+def quote(arg):
+    """An argument as redis-cli reads it back: bare when plain, else "..." with escapes."""
+    if arg and all(33 <= b < 127 and b not in b'"\'\\' for b in arg):
+        return arg.decode()
+    out = ['"']
+    for b in arg:
+        if b == 0x22:
+            out.append('\\"')
+        elif b == 0x5C:
+            out.append("\\\\")
+        elif b == 0x0A:
+            out.append("\\n")
+        elif b == 0x0D:
+            out.append("\\r")
+        elif b == 0x09:
+            out.append("\\t")
+        elif 32 <= b < 127:
+            out.append(chr(b))
+        else:
+            out.append("\\x%02x" % b)
+    out.append('"')
+    return "".join(out)
+
+
+def cli_line(args):
+    return " ".join(quote(a) for a in args)
+
+
+def show(reply, indent=0):
+    """A reply as redis-cli prints it, with the RESP type spelled out where redis-cli hides it."""
+    t, v = reply
+    pad = " " * indent
+    if t == "simple":
+        return pad + "(status) " + v.decode("latin-1")
+    if t == "error":
+        return pad + "(error) " + v.decode("latin-1")
+    if t == "int":
+        return pad + "(integer) %d" % v
+    if t == "bulk":
+        return pad + ("(nil)" if v is None else '"%s"' % quote(v).strip('"'))
+    if t == "array":
+        if v is None:
+            return pad + "(nil array)"
+        if not v:
+            return pad + "(empty array)"
+        return "\n".join(
+            "%s%d) %s" % (pad, i + 1, show(e, indent + 3).lstrip()) for i, e in enumerate(v)
+        )
+    if t in ("shape", "unordered", "tolerance"):
+        return pad + "(%s) %r" % (t, v)
+    return pad + repr(reply)

@@ -1,0 +1,79 @@
+"""Unit test of the shrinker with fake divergence predicates (no server)."""
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shrink import shrink  # noqa: E402
+
+
+def noise(rng, n):
+    words = [b"SET", b"GET", b"DEL", b"SADD", b"LPUSH", b"HSET"]
+    return [[rng.choice(words)] + [b"k%d" % rng.randrange(6) for _ in range(rng.randrange(4))]
+            for _ in range(n)]
+
+
+class ShrinkTest(unittest.TestCase):
+    def test_keeps_only_the_two_commands_that_make_the_divergence(self):
+        # Diverges when some SET of key x to a non-number comes before an INCR of x.
+        def fails(seq):
+            seen = False
+            for c in seq:
+                if c[0] == b"SET" and len(c) >= 3 and c[1] == b"x" and not c[2].isdigit():
+                    seen = True
+                if c[0] == b"INCR" and len(c) >= 2 and c[1] == b"x" and seen:
+                    return True
+            return False
+
+        rng = random.Random(7)
+        seq = noise(rng, 20) + [[b"SET", b"x", b"hello world", b"EX", b"100"]] + noise(rng, 15)
+        seq += [[b"INCR", b"x", b"extra"]] + noise(rng, 10)
+        self.assertTrue(fails(seq))
+        out = shrink(seq, fails)
+        self.assertTrue(fails(out))
+        self.assertEqual(out, [[b"SET", b"x", b"k1"], [b"INCR", b"x"]])
+
+    def test_simplifies_arguments_and_never_drops_the_fixed_prefix(self):
+        calls = []
+
+        def fails(seq):
+            calls.append(seq)
+            return any(c[:2] == [b"OBJECT", b"ENCODING"] and b"nan" in c for c in seq)
+
+        seq = noise(random.Random(1), 8) + [[b"OBJECT", b"ENCODING", b"zz", b"nan", b"1e308"]]
+        out = shrink(seq, fails, fixed_prefix=lambda c: 2 if c[0] == b"OBJECT" else 1)
+        self.assertEqual(out, [[b"OBJECT", b"ENCODING", b"nan"]])
+        for cand in calls:
+            for c in cand:
+                self.assertGreaterEqual(len(c), 2 if c[0] == b"OBJECT" else 1)
+
+    def test_renames_a_key_shared_by_several_commands(self):
+        # Diverges when the key pushed to is the one inserted into, whatever its name.
+        def fails(seq):
+            pushed = {c[1] for c in seq if c[0] == b"LPUSH" and len(c) > 1}
+            return any(c[0] == b"LINSERT" and len(c) > 1 and c[1] in pushed for c in seq)
+
+        seq = [[b"LPUSH", b"\x00b\xff", b"x"], [b"GET", b"zz"], [b"LINSERT", b"\x00b\xff", b"q"]]
+        self.assertEqual(shrink(seq, fails), [[b"LPUSH", b"k1"], [b"LINSERT", b"k1"]])
+
+    def test_a_divergence_in_every_command_leaves_one_command(self):
+        out = shrink(noise(random.Random(3), 30), lambda seq: len(seq) >= 1)
+        self.assertEqual(len(out), 1)
+        self.assertEqual(len(out[0]), 1)
+
+    def test_stops_at_its_budget_with_a_failing_sequence(self):
+        n = [0]
+
+        def fails(seq):
+            n[0] += 1
+            return sum(len(c) for c in seq) >= 5
+
+        seq = noise(random.Random(5), 40)
+        out = shrink(seq, fails, budget=25)
+        self.assertLessEqual(n[0], 25)
+        self.assertTrue(fails(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
