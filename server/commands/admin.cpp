@@ -302,8 +302,6 @@ void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lin
 
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 void client_unblock_cmd(CommandContext& ctx) {
-  std::int64_t id = 0;
-  if (!arg_i64(ctx, ctx.arg(2), &id)) return;
   bool with_error = false;
   if (ctx.argc() == 4) {
     if (iequals(ctx.arg(3), "error")) {
@@ -313,9 +311,12 @@ void client_unblock_cmd(CommandContext& ctx) {
       return;
     }
   } else if (ctx.argc() > 4) {
-    ctx.reply.error(err::kSyntax);
+    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try "
+                    "CLIENT HELP.");
     return;
   }
+  std::int64_t id = 0;  // as Redis: the reason is checked before the id
+  if (!arg_i64(ctx, ctx.arg(2), &id)) return;
   ctx.reply.integer(id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error)
                         ? 1
                         : 0);

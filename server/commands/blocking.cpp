@@ -104,20 +104,24 @@ bool parse_timeout(std::string_view s, std::int64_t* ms, std::string* error) {
   return true;
 }
 
+// [COUNT count] after the side, read as Redis reads it: a COUNT with a value is checked before
+// anything after it is found to be extra.
 bool parse_count_option(std::span<const std::string_view> argv, std::size_t i, Spec* s,
                         std::string* error) {
-  if (i == argv.size()) return true;
-  if (i + 2 != argv.size() || !iequals(argv[i], "count")) {
-    *error = std::string(err::kSyntax);
-    return false;
+  for (; i < argv.size(); ++i) {
+    if (!s->has_count && iequals(argv[i], "count") && i + 1 < argv.size()) {
+      std::int64_t n = 0;
+      if (!parse_i64(argv[++i], &n) || n <= 0) {
+        *error = "ERR count should be greater than 0";
+        return false;
+      }
+      s->count = static_cast<std::size_t>(n);
+      s->has_count = true;
+    } else {
+      *error = std::string(err::kSyntax);
+      return false;
+    }
   }
-  std::int64_t n = 0;
-  if (!parse_i64(argv[i + 1], &n) || n <= 0) {
-    *error = "ERR count should be greater than 0";
-    return false;
-  }
-  s->count = static_cast<std::size_t>(n);
-  s->has_count = true;
   return true;
 }
 
@@ -156,7 +160,7 @@ bool parse_spec(std::span<const std::string_view> argv, Spec* s, std::string* er
   // BLMPOP / BZMPOP timeout numkeys key [key ...] LEFT|RIGHT|MIN|MAX [COUNT count]
   const bool zset = name == "bzmpop";
   s->kind = zset ? Kind::kZMultiPop : Kind::kMultiPop;
-  if (!parse_timeout(argv[1], &s->timeout_ms, error)) return false;
+  // As Redis: numkeys, the side and COUNT are checked before the timeout.
   std::int64_t n = 0;
   if (!parse_i64(argv[2], &n) || n <= 0) {
     *error = "ERR numkeys should be greater than 0";
@@ -176,7 +180,8 @@ bool parse_spec(std::span<const std::string_view> argv, Spec* s, std::string* er
     *error = std::string(err::kSyntax);
     return false;
   }
-  return parse_count_option(argv, 4 + n, s, error);
+  return parse_count_option(argv, 4 + n, s, error) &&
+         parse_timeout(argv[1], &s->timeout_ms, error);
 }
 
 enum class Pop { kDone, kEmpty, kWrongType, kDstWrongType };
@@ -218,9 +223,13 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
     return Pop::kDone;
   }
   if (s.kind == Kind::kMove && key != s.dst) {
-    // The destination's type is checked first: a waiter whose destination holds another type
-    // stays blocked, and nothing is popped.
-    ObjectRef d;
+    // As Redis: an empty source waits whatever the destination holds; with elements, the
+    // destination's type is checked before anything is popped (a waiter whose destination holds
+    // another type stays blocked).
+    ObjectRef src, d;
+    const Access a = lookup_container<ListObject>(ctx, key, &src, false);
+    if (a == Access::kWrongType) return Pop::kWrongType;
+    if (a == Access::kMissing) return Pop::kEmpty;
     if (lookup_container<ListObject>(ctx, s.dst, &d, false) == Access::kWrongType)
       return Pop::kDstWrongType;
   }
