@@ -51,6 +51,8 @@ enum CommandFlag : std::uint32_t {
   kSelfGated = 1u << 13,     // takes the atomicity gate itself (EXEC)
   // Runs at once inside MULTI instead of being queued: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET.
   kTxControl = 1u << 14,
+  // Runs a script (EVAL, FCALL…): with --lua-undeclared-keys yes it escalates over every key.
+  kScript = 1u << 15,
 };
 
 // Everything a handler needs for one command.
@@ -126,6 +128,7 @@ std::span<const CommandSpec> key_commands();
 std::span<const CommandSpec> admin_commands();  // connection and server commands
 std::span<const CommandSpec> pubsub_commands();
 std::span<const CommandSpec> transaction_commands();  // MULTI, EXEC, DISCARD, WATCH, UNWATCH
+std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

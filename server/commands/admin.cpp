@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kvlab_config.hpp"
+#include "server/scripting.hpp"
 #include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
 #include "structures/keyspace.hpp"
@@ -573,6 +574,25 @@ const std::vector<ConfigParam>& config_params() {
     p.push_back({"kvlab-yield", [](Server& s) { return s.config().yield; }, nullptr});
     p.push_back({"kvlab-atomicity", [](Server& s) { return std::string(s.atomicity().name()); },
                  nullptr});
+    p.push_back({"kvlab-lua-undeclared-keys",
+                 [](Server& s) { return std::string(s.config().lua_undeclared_keys ? "yes" : "no"); },
+                 nullptr});
+    for (const char* name : {"busy-reply-threshold", "lua-time-limit"}) {
+      p.push_back({name, [](Server&) { return std::to_string(scripting::busy_threshold_ms()); },
+                   [](Server&, std::string_view v, std::string* why) {
+                     std::int64_t n = 0;
+                     if (!parse_i64(v, &n)) {
+                       *why = "argument couldn't be parsed into an integer";
+                       return false;
+                     }
+                     if (n < 0) {
+                       *why = "argument must be between 0 and 9223372036854775807 inclusive";
+                       return false;
+                     }
+                     scripting::set_busy_threshold_ms(n);
+                     return true;
+                   }});
+    }
     for (const auto& [name, value] : g_soft) p.push_back(soft_param(name));
     return p;
   }();
