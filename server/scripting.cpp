@@ -7,8 +7,6 @@ int luaopen_cjson(lua_State*);
 int luaopen_bit(lua_State*);
 }
 
-#include "server/scripting.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,6 +23,7 @@ int luaopen_bit(lua_State*);
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/scripting.hpp"
 
 namespace kvlab::server {
 
@@ -110,8 +109,8 @@ struct Library {
 struct Registry {
   std::mutex mu;
   std::unordered_map<std::string, std::string> scripts;  // sha1 -> body; guarded by mu
-  std::map<std::string, Library> libraries;             // guarded by mu
-  std::map<std::string, Function> functions;            // guarded by mu
+  std::map<std::string, Library> libraries;              // guarded by mu
+  std::map<std::string, Function> functions;             // guarded by mu
   // Bumped (under mu) by every change that invalidates compiled code. Workers compare it with
   // the generation their lua_State was built for. acquire/release: pairs a worker's read with the
   // change made before the bump.
@@ -304,14 +303,14 @@ int raise_error_table(lua_State* L, std::string_view text) {
 // Commands a script may not run (Redis 7.0's noscript flag, and its blocking commands).
 bool denied_in_script(std::string_view name) {
   static const std::unordered_set<std::string_view> kDenied = {
-      "multi",     "exec",       "discard",    "watch",       "unwatch",     "subscribe",
+      "multi",      "exec",        "discard",      "watch",      "unwatch",      "subscribe",
       "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "auth",
-      "hello",     "reset",      "quit",       "client",      "config",      "script",
-      "function",  "eval",       "evalsha",    "eval_ro",     "evalsha_ro",  "fcall",
-      "fcall_ro",  "shutdown",   "monitor",    "wait",        "blpop",       "brpop",
-      "brpoplpush", "blmove",    "blmpop",     "bzpopmin",    "bzpopmax",    "bzmpop",
-      "save",      "bgsave",     "bgrewriteaof", "sync",      "psync",       "replconf",
-      "slaveof",   "replicaof",  "failover",   "debug",       "acl",         "waitaof"};
+      "hello",      "reset",       "quit",         "client",     "config",       "script",
+      "function",   "eval",        "evalsha",      "eval_ro",    "evalsha_ro",   "fcall",
+      "fcall_ro",   "shutdown",    "monitor",      "wait",       "blpop",        "brpop",
+      "brpoplpush", "blmove",      "blmpop",       "bzpopmin",   "bzpopmax",     "bzmpop",
+      "save",       "bgsave",      "bgrewriteaof", "sync",       "psync",        "replconf",
+      "slaveof",    "replicaof",   "failover",     "debug",      "acl",          "waitaof"};
   return kDenied.count(name) != 0;
 }
 
@@ -338,10 +337,12 @@ int redis_call_impl(lua_State* L, bool raise) {
   }
   if (e.ctx == nullptr) return fail("ERR redis.call is not available while loading a library");
   std::vector<std::string_view> argv(args.begin(), args.end());
+  // The deny list first: it names Redis commands kvlab may not have (the blocking ones).
+  std::string lower(argv[0].substr(0, 32));
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (denied_in_script(lower)) return fail("ERR This Redis command is not allowed from script");
   const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
   if (cmd == nullptr) return fail("ERR Unknown Redis command called from script");
-  if (denied_in_script(cmd->name))
-    return fail("ERR This Redis command is not allowed from script");
   const CommandSpec* spec = cmd;
   if (!cmd->subcommands.empty() && argv.size() >= 2) {
     if (const CommandSpec* sub = CommandTable::find_sub(*cmd, argv[1])) spec = sub;
@@ -385,8 +386,12 @@ int redis_call_impl(lua_State* L, bool raise) {
   if (raise && bytes.size() > 0 && bytes[0] == '-') return lua_error(L);  // the {err=...} table
   return 1;
 }
-int l_redis_call(lua_State* L) { return redis_call_impl(L, true); }
-int l_redis_pcall(lua_State* L) { return redis_call_impl(L, false); }
+int l_redis_call(lua_State* L) {
+  return redis_call_impl(L, true);
+}
+int l_redis_pcall(lua_State* L) {
+  return redis_call_impl(L, false);
+}
 
 int l_error_reply(lua_State* L) {
   std::size_t n = 0;
@@ -441,7 +446,9 @@ int l_setresp(lua_State* L) {
 int l_set_repl(lua_State* L) {
   if (lua_gettop(L) != 1) return luaL_error(L, "redis.set_repl() requires one argument.");
   const int v = static_cast<int>(lua_tonumber(L, 1));
-  if (v < 0 || v > 3) return luaL_error(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  if (v < 0 || v > 3)
+    return luaL_error(
+        L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
   return 0;
 }
 int l_replicate_commands(lua_State* L) {
@@ -494,7 +501,9 @@ int l_env_index(lua_State* L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
                     name != nullptr ? name : "?");
 }
-int l_env_newindex(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+int l_env_newindex(lua_State* L) {
+  return luaL_error(L, "Attempt to modify a readonly table");
+}
 
 // The message handler of every script call: {err = "ERR msg"} for a string, the table as is,
 // plus where it was raised (the first Lua frame above C functions).
@@ -575,20 +584,25 @@ lua_State* new_state() {
   lua_pop(L, 1);
   lua_newtable(L);  // redis
   const std::pair<const char*, lua_CFunction> fns[] = {
-      {"call", l_redis_call},         {"pcall", l_redis_pcall},
-      {"error_reply", l_error_reply}, {"status_reply", l_status_reply},
-      {"sha1hex", l_sha1hex},         {"log", l_log},
-      {"setresp", l_setresp},         {"set_repl", l_set_repl},
+      {"call", l_redis_call},
+      {"pcall", l_redis_pcall},
+      {"error_reply", l_error_reply},
+      {"status_reply", l_status_reply},
+      {"sha1hex", l_sha1hex},
+      {"log", l_log},
+      {"setresp", l_setresp},
+      {"set_repl", l_set_repl},
       {"replicate_commands", l_replicate_commands},
       {"register_function", l_register_function_at_runtime}};
   for (auto [name, fn] : fns) {
     lua_pushcfunction(L, fn);
     lua_setfield(L, -2, name);
   }
-  const std::pair<const char*, int> ints[] = {
-      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
-      {"REPL_NONE", 0}, {"REPL_AOF", 1},    {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
-      {"REPL_ALL", 3},  {"REDIS_VERSION_NUM", 0x07000f}};
+  const std::pair<const char*, int> ints[] = {{"LOG_DEBUG", 0},  {"LOG_VERBOSE", 1},
+                                              {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
+                                              {"REPL_NONE", 0},  {"REPL_AOF", 1},
+                                              {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
+                                              {"REPL_ALL", 3},   {"REDIS_VERSION_NUM", 0x07000f}};
   for (auto [name, v] : ints) {
     lua_pushnumber(L, v);
     lua_setfield(L, -2, name);
@@ -611,8 +625,8 @@ Engine& engine() {
   Engine& e = t_engine;
   if (e.L == nullptr) {
     e.L = new_state();
-    const auto seed = static_cast<std::uint64_t>(std::time(nullptr)) ^
-                      reinterpret_cast<std::uintptr_t>(&e);
+    const auto seed =
+        static_cast<std::uint64_t>(std::time(nullptr)) ^ reinterpret_cast<std::uintptr_t>(&e);
     e.rand_state[0] = static_cast<unsigned short>(seed);
     e.rand_state[1] = static_cast<unsigned short>(seed >> 16);
     e.rand_state[2] = static_cast<unsigned short>(seed >> 32);
@@ -658,7 +672,8 @@ bool parse_eval_shebang(std::string_view body, bool* has, std::uint32_t* flags,
     i = j;
   }
   if (words.empty() || words[0] != "#!lua") {
-    *error = "ERR Unexpected engine in script shebang: " + std::string(words.empty() ? line : words[0]);
+    *error =
+        "ERR Unexpected engine in script shebang: " + std::string(words.empty() ? line : words[0]);
     return false;
   }
   for (std::size_t i = 1; i < words.size(); ++i) {
@@ -902,8 +917,9 @@ int l_register_function(lua_State* L) {
   }
   if (!lua_isfunction(L, callback_at)) return luaL_error(L, "callback must be a function");
   if (!valid_name(f.name))
-    return luaL_error(L, "Function names can only contain letters, numbers, or underscores(_) "
-                         "and must be at least one character long");
+    return luaL_error(L,
+                      "Function names can only contain letters, numbers, or underscores(_) "
+                      "and must be at least one character long");
   for (const auto& g : ld->functions)
     if (g.name == f.name) return luaL_error(L, "Function already exists in the library");
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
@@ -1134,17 +1150,31 @@ constexpr std::string_view kDumpMagic = "KVLABFN1\n";
 
 }  // namespace
 
-std::int64_t busy_threshold_ms() { return g_busy_threshold_ms.load(std::memory_order_relaxed); }
+std::int64_t busy_threshold_ms() {
+  return g_busy_threshold_ms.load(std::memory_order_relaxed);
+}
 void set_busy_threshold_ms(std::int64_t ms) {
   g_busy_threshold_ms.store(ms, std::memory_order_relaxed);
 }
 
-void eval_cmd(CommandContext& ctx) { eval_generic(ctx, false, false); }
-void evalsha_cmd(CommandContext& ctx) { eval_generic(ctx, true, false); }
-void eval_ro_cmd(CommandContext& ctx) { eval_generic(ctx, false, true); }
-void evalsha_ro_cmd(CommandContext& ctx) { eval_generic(ctx, true, true); }
-void fcall_cmd(CommandContext& ctx) { fcall_generic(ctx, false); }
-void fcall_ro_cmd(CommandContext& ctx) { fcall_generic(ctx, true); }
+void eval_cmd(CommandContext& ctx) {
+  eval_generic(ctx, false, false);
+}
+void evalsha_cmd(CommandContext& ctx) {
+  eval_generic(ctx, true, false);
+}
+void eval_ro_cmd(CommandContext& ctx) {
+  eval_generic(ctx, false, true);
+}
+void evalsha_ro_cmd(CommandContext& ctx) {
+  eval_generic(ctx, true, true);
+}
+void fcall_cmd(CommandContext& ctx) {
+  fcall_generic(ctx, false);
+}
+void fcall_ro_cmd(CommandContext& ctx) {
+  fcall_generic(ctx, true);
+}
 
 void script_load_cmd(CommandContext& ctx) {
   const std::string body(ctx.arg(2));
@@ -1186,27 +1216,27 @@ void script_flush_cmd(CommandContext& ctx) {
   ctx.reply.ok();
 }
 
-void script_kill_cmd(CommandContext& ctx) { kill_generic(ctx, true); }
-void function_kill_cmd(CommandContext& ctx) { kill_generic(ctx, false); }
+void script_kill_cmd(CommandContext& ctx) {
+  kill_generic(ctx, true);
+}
+void function_kill_cmd(CommandContext& ctx) {
+  kill_generic(ctx, false);
+}
 
 void script_help_cmd(CommandContext& ctx) {
-  reply_help(ctx, {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                   "DEBUG (YES|SYNC|NO)",
-                   "    Set the debug mode for subsequent scripts executed.",
-                   "EXISTS <sha1> [<sha1> ...]",
-                   "    Return information about the existence of the scripts in the script cache.",
-                   "FLUSH [ASYNC|SYNC]",
-                   "    Flush the Lua scripts cache. Very dangerous on replicas.",
-                   "    When called without the optional mode argument, the behavior is determined by the",
-                   "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-                   "    * ASYNC: Asynchronously flush the scripts cache.",
-                   "    * SYNC: Synchronously flush the scripts cache.",
-                   "KILL",
-                   "    Kill the currently executing Lua script.",
-                   "LOAD <script>",
-                   "    Load a script into the scripts cache without executing it.",
-                   "HELP",
-                   "    Prints this help."});
+  reply_help(
+      ctx,
+      {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DEBUG (YES|SYNC|NO)",
+       "    Set the debug mode for subsequent scripts executed.", "EXISTS <sha1> [<sha1> ...]",
+       "    Return information about the existence of the scripts in the script cache.",
+       "FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+       "    When called without the optional mode argument, the behavior is determined by the",
+       "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+       "    * ASYNC: Asynchronously flush the scripts cache.",
+       "    * SYNC: Synchronously flush the scripts cache.", "KILL",
+       "    Kill the currently executing Lua script.", "LOAD <script>",
+       "    Load a script into the scripts cache without executing it.", "HELP",
+       "    Prints this help."});
 }
 
 void function_load_cmd(CommandContext& ctx) {
@@ -1357,7 +1387,8 @@ void function_restore_cmd(CommandContext& ctx) {
     else if (iequals(ctx.arg(3), "replace"))
       policy = "replace";
     else if (!iequals(ctx.arg(3), "append")) {
-      ctx.reply.error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      ctx.reply.error(
+          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
       return;
     }
   } else if (ctx.argc() > 4) {
@@ -1414,48 +1445,53 @@ void function_restore_cmd(CommandContext& ctx) {
 }
 
 void function_help_cmd(CommandContext& ctx) {
-  reply_help(ctx,
-             {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-              "LOAD [REPLACE] <FUNCTION CODE>",
-              "    Create a new library with the given library name and code.",
-              "DELETE <LIBRARY NAME>",
-              "    Delete the given library.",
-              "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
-              "    Return general information on all the libraries:",
-              "    * Library name",
-              "    * The engine used to run the Library",
-              "    * Library description",
-              "    * Functions list",
-              "    * Library code (if WITHCODE is given)",
-              "    It also possible to get only function that matches a pattern using LIBRARYNAME",
-              "    argument.",
-              "STATS",
-              "    Return information about the current function running:",
-              "    * Function name",
-              "    * Command used to run the function",
-              "    * Duration in MS that the function is running",
-              "    If no function is running, return nil",
-              "    In addition, returns a list of available engines.",
-              "KILL",
-              "    Kill the current running function.",
-              "FLUSH [ASYNC|SYNC]",
-              "    Delete all the libraries.",
-              "    When called without the optional mode argument, the behavior is determined by the",
-              "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
-              "    * ASYNC: Asynchronously flush the libraries.",
-              "    * SYNC: Synchronously flush the libraries.",
-              "DUMP",
-              "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
-              "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-              "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
-              "    control how to handle existing libraries (default APPEND):",
-              "    * FLUSH: delete all existing libraries.",
-              "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
-              "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
-              "      libraries with the new libraries (notice that even on this case there is no way to restore",
-              "      the libraries in a way that leaves the server state incoherent).",
-              "HELP",
-              "    Print this help."});
+  reply_help(
+      ctx, {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME",
+            "    argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored "
+            "using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a "
+            "restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+            "abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On "
+            "collision, replace the old",
+            "      libraries with the new libraries (notice that even on this case there is no way "
+            "to restore",
+            "      the libraries in a way that leaves the server state incoherent).",
+            "HELP",
+            "    Print this help."});
 }
 
 }  // namespace scripting
