@@ -1291,9 +1291,10 @@ void function_list_cmd(CommandContext& ctx) {
     ctx.reply.bulk("LUA");
     ctx.reply.bulk("functions");
     ctx.reply.array(lib->functions.size());
-    // Redis lists a library's functions from its dictionary; kvlab newest first, as observed.
-    for (auto it = lib->functions.rbegin(); it != lib->functions.rend(); ++it) {
-      const Function& f = reg.functions.at(*it);
+    // Redis lists a library's functions in its dictionary's (random) order; kvlab in the order
+    // they were registered.
+    for (const std::string& fname : lib->functions) {
+      const Function& f = reg.functions.at(fname);
       ctx.reply.array(6);
       ctx.reply.bulk("name");
       ctx.reply.bulk(f.name);

@@ -4,6 +4,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -68,6 +69,16 @@ std::string show(const Reply& r) {
     s += "]";
   }
   return s;
+}
+
+// A FUNCTION LIST reply with each library's functions sorted.
+Reply sorted_functions(Reply r) {
+  for (auto& lib : r.elements)
+    for (std::size_t i = 0; i + 1 < lib.elements.size(); i += 2)
+      if (lib.elements[i].str == "functions")
+        std::sort(lib.elements[i + 1].elements.begin(), lib.elements[i + 1].elements.end(),
+                  [](const Reply& a, const Reply& b) { return show(a) < show(b); });
+  return r;
 }
 
 template <class F>
@@ -183,7 +194,12 @@ TEST_SUITE("server") {
       if (r) {
         const Reply want = r->cmd(args);
         INFO("command: ", args[0], " ", args.size() > 1 ? args[1] : "");
-        CHECK(show(got) == show(want));
+        if (args[0] == "FUNCTION" && args[1] == "LIST") {
+          // Redis lists a library's functions in its dictionary's random order.
+          CHECK(show(sorted_functions(got)) == show(sorted_functions(want)));
+        } else {
+          CHECK(show(got) == show(want));
+        }
       }
     }
   }
