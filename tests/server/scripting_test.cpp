@@ -81,6 +81,15 @@ Reply sorted_functions(Reply r) {
   return r;
 }
 
+// The connections= count of worker w in an INFO kvlab reply.
+long connections_of(const std::string& info, int w) {
+  const std::string tag = "kvlab_worker" + std::to_string(w) + ":";
+  const std::size_t at = info.find(tag);
+  if (at == std::string::npos) return -1;
+  const std::size_t c = info.find("connections=", at);
+  return c == std::string::npos ? -1 : std::atol(info.c_str() + c + 12);
+}
+
 template <class F>
 void run_threads(int n, F&& fn) {
   std::vector<std::thread> ts;
@@ -318,16 +327,16 @@ TEST_SUITE("server") {
     const std::string transfer =
         "local a = tonumber(redis.call('get', KEYS[1]))\n"
         "redis.call('set', KEYS[1], a - ARGV[1])\n"
-        "for i = 1, 3000 do end\n"
+        "for i = 1, 20000 do end\n"
         "local b = tonumber(redis.call('get', KEYS[2]))\n"
         "redis.call('set', KEYS[2], b + ARGV[1])\n"
         "return 1";
     const std::string audit_declared =
         "local s = 0 for i = 1, #KEYS do s = s + tonumber(redis.call('get', KEYS[i])) "
-        "for j = 1, 50 do end end return s";
+        "for j = 1, 200 do end end return s";
     const std::string audit_undeclared =
         "local s = 0 for i = 0, 49 do s = s + tonumber(redis.call('get', 'acct:' .. i)) "
-        "for j = 1, 50 do end end return s";
+        "for j = 1, 200 do end end return s";
     for (const auto& v : variants) {
       std::vector<std::string> flags = {"--threads", "2"};
       flags.insert(flags.end(), v.flags.begin(), v.flags.end());
@@ -336,10 +345,19 @@ TEST_SUITE("server") {
         Client c(s.port());
         for (int i = 0; i < kAccounts; ++i) c.cmd({"SET", "acct:" + std::to_string(i), "1000"});
       }
+      // Four clients spread over both workers (the kernel picks a worker per connection), so
+      // that audits and transfers really run in parallel.
+      std::vector<std::unique_ptr<Client>> clients;
+      for (int attempt = 0; attempt < 20; ++attempt) {
+        clients.clear();
+        for (int i = 0; i < 4; ++i) clients.push_back(std::make_unique<Client>(s.port()));
+        const std::string info = clients[0]->cmd({"INFO", "kvlab"}).str;
+        if (connections_of(info, 0) > 0 && connections_of(info, 1) > 0) break;
+      }
       std::atomic<bool> stop{false};
       std::atomic<long> audits{0}, bad{0}, transfers{0};
       run_threads(4, [&](int t) {
-        Client c(s.port());
+        Client& c = *clients[static_cast<std::size_t>(t)];
         if (t == 3) {
           std::vector<std::string> args = {"EVAL", v.declare ? audit_declared : audit_undeclared};
           if (v.declare) {
@@ -412,8 +430,6 @@ TEST_SUITE("server") {
                       "1", "w"});
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    b = other_worker_client();
-    REQUIRE(b != nullptr);
     CHECK(b->cmd({"SCRIPT", "KILL"})
               .str.starts_with("UNKILLABLE Sorry the script already executed write commands "
                                "against the dataset."));
