@@ -455,6 +455,15 @@ int l_replicate_commands(lua_State* L) {
   lua_pushboolean(L, 1);
   return 1;
 }
+// The debugger's hooks: no SCRIPT DEBUG session ever runs, so they do nothing (as in Redis then).
+int l_breakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+int l_debug(lua_State*) {
+  return 0;
+}
+
 int l_register_function_at_runtime(lua_State* L) {
   return luaL_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
 }
@@ -540,10 +549,86 @@ void hook(lua_State* L, lua_Debug*) {
   }
 }
 
-void make_env(lua_State* L) {
+// Read-only tables, as Redis 7.0.15's sandbox has them: scripts see _G and the libraries through
+// empty proxies whose writes fail; the registry maps each proxy to its table, so that pairs,
+// next and rawget see through a proxy and rawset/setmetatable on one fail with Redis's text.
+constexpr const char* kProxies = "__kvlab_proxies";
+
+// Pushes the table behind the proxy at idx, or nil when idx is not a proxy.
+void push_target(lua_State* L, int idx) {
+  idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+}
+
+int raise_readonly(lua_State* L) {
+  lua_pushliteral(L, "Attempt to modify a readonly table");
+  return lua_error(L);
+}
+
+// Wraps the proxy-aware base functions.
+int l_next(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) lua_replace(L, 1);
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+int l_pairs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushcfunction(L, l_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+int l_rawget(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) lua_replace(L, 1);
+  lua_settop(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+int l_rawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) return raise_readonly(L);
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 1;
+}
+int l_setmetatable(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) return raise_readonly(L);
+  lua_pop(L, 1);
+  const int t = lua_type(L, 2);
+  luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table expected");
+  if (luaL_getmetafield(L, 1, "__metatable"))
+    return luaL_error(L, "cannot change a protected metatable");
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+// Replaces the table at the top of the stack by a read-only proxy of it. index: the proxy's
+// __index (nullptr: the table itself).
+void make_readonly(lua_State* L, lua_CFunction index) {
+  const int target = lua_gettop(L);
   lua_newtable(L);  // the proxy
   lua_newtable(L);  // its metatable
-  lua_pushcfunction(L, l_env_index);
+  if (index != nullptr)
+    lua_pushcfunction(L, index);
+  else
+    lua_pushvalue(L, target);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_env_newindex);
   lua_setfield(L, -2, "__newindex");
@@ -551,6 +636,12 @@ void make_env(lua_State* L) {
   lua_pushboolean(L, 0);
   lua_rawset(L, -3);
   lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, target);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_replace(L, target);
 }
 
 lua_State* new_state() {
@@ -593,7 +684,9 @@ lua_State* new_state() {
       {"setresp", l_setresp},
       {"set_repl", l_set_repl},
       {"replicate_commands", l_replicate_commands},
-      {"register_function", l_register_function_at_runtime}};
+      {"register_function", l_register_function_at_runtime},
+      {"breakpoint", l_breakpoint},
+      {"debug", l_debug}};
   for (auto [name, fn] : fns) {
     lua_pushcfunction(L, fn);
     lua_setfield(L, -2, name);
@@ -609,9 +702,32 @@ lua_State* new_state() {
   }
   lua_pushliteral(L, "7.0.15");
   lua_setfield(L, -2, "REDIS_VERSION");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");  // the real table (register_function)
   lua_setglobal(L, "redis");
-  // The scripts' environment; _G names it, so that _G.x = 1 fails like x = 1.
-  make_env(L);
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
+  for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
+                          {"next", l_next},
+                          {"rawget", l_rawget},
+                          {"rawset", l_rawset},
+                          {"setmetatable", l_setmetatable}}) {
+    lua_pushcfunction(L, fn);
+    lua_setglobal(L, name);
+  }
+  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit"}) {
+    lua_getglobal(L, name);
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    make_readonly(L, nullptr);
+    lua_setglobal(L, name);
+  }
+  // The scripts' environment: a proxy of the globals whose missing names are errors; _G names it,
+  // so that _G.x = 1 fails like x = 1.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  make_readonly(L, l_env_index);
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_env");
   lua_setglobal(L, "_G");
@@ -978,7 +1094,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
     ld->error = "ERR Error compiling function: " + error;
     return false;
   }
-  lua_getglobal(L, "redis");
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
   lua_pushcfunction(L, l_register_function);
   lua_setfield(L, -2, "register_function");
   lua_pop(L, 1);
@@ -987,7 +1103,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   const int rc = lua_pcall(L, 0, 0, 0);
   t_loading = nullptr;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
-  lua_getglobal(L, "redis");
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
   lua_pushcfunction(L, l_register_function_at_runtime);
   lua_setfield(L, -2, "register_function");
   lua_pop(L, 1);
