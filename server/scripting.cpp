@@ -14,6 +14,7 @@ int luaopen_bit(lua_State*);
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -172,16 +173,10 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
       break;
     case LUA_TNUMBER: {
       const double d = lua_tonumber(L, -1);
-      // Truncation toward zero, as Redis's (long long) cast; out-of-range values are clamped.
-      std::int64_t v = 0;
-      if (std::isnan(d))
-        v = std::numeric_limits<std::int64_t>::min();
-      else if (d >= 9.2233720368547758e18)
-        v = std::numeric_limits<std::int64_t>::max();
-      else if (d <= -9.2233720368547758e18)
-        v = std::numeric_limits<std::int64_t>::min();
-      else
-        v = static_cast<std::int64_t>(d);
+      // Truncation toward zero, as Redis's (long long) cast; out of range (and NaN) give what
+      // that cast gives on x86-64, INT64_MIN.
+      std::int64_t v = std::numeric_limits<std::int64_t>::min();
+      if (d > -9.2233720368547758e18 && d < 9.2233720368547758e18) v = static_cast<std::int64_t>(d);
       r.integer(v);
       break;
     }
@@ -331,6 +326,12 @@ int redis_call_impl(lua_State* L, bool raise) {
     const int t = lua_type(L, i);
     if (t != LUA_TSTRING && t != LUA_TNUMBER)
       return fail("ERR Lua redis lib command arguments must be strings or integers");
+    if (t == LUA_TNUMBER) {  // Redis formats numbers with %.17g (0.1 -> 0.10000000000000001)
+      char buf[64];
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
+      args.emplace_back(buf, static_cast<std::size_t>(n));
+      continue;
+    }
     std::size_t n = 0;
     const char* s = lua_tolstring(L, i, &n);
     args.emplace_back(s, n);
@@ -644,6 +645,8 @@ void make_readonly(lua_State* L, lua_CFunction index) {
   lua_replace(L, target);
 }
 
+int l_loading_redis_index(lua_State* L);
+
 lua_State* new_state() {
   lua_State* L = luaL_newstate();
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"", luaopen_base},
@@ -724,6 +727,9 @@ lua_State* new_state() {
     make_readonly(L, nullptr);
     lua_setglobal(L, name);
   }
+  lua_newtable(L);
+  make_readonly(L, l_loading_redis_index);
+  lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
   // The scripts' environment: a proxy of the globals whose missing names are errors; _G names it,
   // so that _G.x = 1 fails like x = 1.
   lua_pushvalue(L, LUA_GLOBALSINDEX);
@@ -996,54 +1002,108 @@ bool valid_name(std::string_view n) {
   return true;
 }
 
+// redis.register_function(name, callback) or redis.register_function{function_name=...,
+// callback=..., flags={...}, description=...}; errors as Redis 7.0's, raised without a position.
 int l_register_function(lua_State* L) {
   Loading* ld = t_loading;
   if (ld == nullptr) return l_register_function_at_runtime(L);
+  auto fail = [&](const char* text) { return raise_error_table(L, std::string("ERR ") + text); };
   Function f;
   int callback_at = 0;
-  if (lua_gettop(L) == 2 && lua_isstring(L, 1)) {
+  const int argc = lua_gettop(L);
+  if (argc == 2) {
+    if (lua_type(L, 1) != LUA_TSTRING)
+      return fail("first argument to redis.register_function must be a string");
+    if (!lua_isfunction(L, 2))
+      return fail("second argument to redis.register_function must be a function");
     f.name = lua_tostring(L, 1);
     callback_at = 2;
-  } else if (lua_gettop(L) == 1 && lua_istable(L, 1)) {
-    lua_getfield(L, 1, "function_name");
-    if (lua_isstring(L, -1)) f.name = lua_tostring(L, -1);
-    lua_getfield(L, 1, "description");
-    if (lua_isstring(L, -1)) f.description = lua_tostring(L, -1);
-    lua_getfield(L, 1, "flags");
-    if (lua_istable(L, -1)) {
-      for (int i = 1;; ++i) {
-        lua_rawgeti(L, -1, i);
-        if (lua_isnil(L, -1)) {
+  } else if (argc == 1 && lua_istable(L, 1)) {
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      const std::string_view k = key;
+      if (k == "function_name") {
+        if (lua_type(L, -1) != LUA_TSTRING)
+          return fail("function_name argument given to redis.register_function must be a string");
+        f.name = lua_tostring(L, -1);
+      } else if (k == "description") {
+        if (lua_type(L, -1) != LUA_TSTRING)
+          return fail("description argument given to redis.register_function must be a string");
+        f.description = lua_tostring(L, -1);
+      } else if (k == "callback") {
+        if (!lua_isfunction(L, -1))
+          return fail("callback argument given to redis.register_function must be a function");
+      } else if (k == "flags") {
+        if (!lua_istable(L, -1))
+          return fail(
+              "flags argument to redis.register_function must be a table representing function "
+              "flags");
+        for (int i = 1;; ++i) {
+          lua_rawgeti(L, -1, i);
+          if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+          }
+          const char* fl = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+          bool ok = false;
+          f.flags |= parse_function_flag(fl, &ok);
+          if (!ok) return fail("unknown flag given");
+          f.flag_names.emplace_back(fl);
           lua_pop(L, 1);
-          break;
         }
-        const char* s = lua_tostring(L, -1);
-        bool ok = false;
-        f.flags |= parse_function_flag(s != nullptr ? s : "", &ok);
-        if (!ok) return luaL_error(L, "unknown flag given");
-        f.flag_names.emplace_back(s);
-        lua_pop(L, 1);
+      } else {
+        return fail("unknown argument given to redis.register_function");
       }
+      lua_pop(L, 1);
     }
-    lua_pop(L, 3);
+    if (f.name.empty()) return fail("redis.register_function must get a function name argument");
     lua_getfield(L, 1, "callback");
+    if (!lua_isfunction(L, -1)) return fail("redis.register_function must get a callback argument");
     callback_at = lua_gettop(L);
   } else {
-    return luaL_error(L, "wrong number of arguments to redis.register_function");
+    return fail("wrong number of arguments to redis.register_function");
   }
-  if (!lua_isfunction(L, callback_at)) return luaL_error(L, "callback must be a function");
   if (!valid_name(f.name))
-    return luaL_error(L,
-                      "Function names can only contain letters, numbers, or underscores(_) "
-                      "and must be at least one character long");
+    return fail(
+        "Function names can only contain letters, numbers, or underscores(_) and must be at least "
+        "one character long");
   for (const auto& g : ld->functions)
-    if (g.name == f.name) return luaL_error(L, "Function already exists in the library");
+    if (g.name == f.name) return fail("Function already exists in the library");
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   lua_pushvalue(L, callback_at);
   lua_setfield(L, -2, f.name.c_str());
   lua_pop(L, 1);
   ld->functions.push_back(std::move(f));
   return 0;
+}
+
+// While a library loads, `redis` offers only register_function, log, setresp and the constants
+// (Redis 7.0's loading API); anything else is a missing global.
+int l_loading_redis_index(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  const std::string_view n = name != nullptr ? name : "";
+  if (n == "register_function") {
+    lua_pushcfunction(L, l_register_function);
+    return 1;
+  }
+  if (n == "log" || n == "setresp" || n.starts_with("LOG_") || n.starts_with("REDIS_VERSION")) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
+    lua_getfield(L, -1, name);
+    return 1;
+  }
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                    name != nullptr ? name : "?");
+}
+
+// A library's code gets 500 ms to register its functions, as in Redis.
+thread_local std::int64_t t_load_deadline_ms = 0;
+void load_hook(lua_State* L, lua_Debug*) {
+  if (steady_ms() > t_load_deadline_ms) {
+    lua_sethook(L, load_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+    lua_pushliteral(L, "FUNCTION LOAD timeout");
+    lua_error(L);
+  }
 }
 
 // Parses "#!lua name=lib" of a library. Returns false with *error set.
@@ -1094,30 +1154,35 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
     ld->error = "ERR Error compiling function: " + error;
     return false;
   }
-  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
-  lua_pushcfunction(L, l_register_function);
-  lua_setfield(L, -2, "register_function");
-  lua_pop(L, 1);
+  lua_pushcfunction(L, l_error_handler);
+  lua_insert(L, -2);
+  // The loading API: a read-only `redis` whose __index is l_loading_redis_index.
+  lua_getglobal(L, "redis");
+  const int saved_redis = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
+  lua_setglobal(L, "redis");
+  lua_pushvalue(L, saved_redis - 1);  // the chunk
   t_loading = ld;
-  lua_sethook(L, nullptr, 0, 0);
-  const int rc = lua_pcall(L, 0, 0, 0);
+  t_load_deadline_ms = steady_ms() + 500;
+  lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
+  const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
   t_loading = nullptr;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
-  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
-  lua_pushcfunction(L, l_register_function_at_runtime);
-  lua_setfield(L, -2, "register_function");
-  lua_pop(L, 1);
+  lua_pushvalue(L, saved_redis);
+  lua_setglobal(L, "redis");
   if (rc != 0) {
-    const char* m = lua_tostring(L, -1);
-    ld->error = std::string("ERR Error registering functions: ") + (m != nullptr ? m : "?");
-    lua_pop(L, 1);
-    return false;
-  }
-  if (ld->functions.empty()) {
+    std::string text = "?";
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) text = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+    ld->error = "ERR Error registering functions: " + text;
+  } else if (ld->functions.empty()) {
     ld->error = "ERR No functions registered";
-    return false;
   }
-  return true;
+  lua_settop(L, saved_redis - 3);
+  return ld->error.empty();
 }
 
 // Rebuilds this worker's function table when the libraries changed since it was built.
