@@ -354,10 +354,10 @@ TEST_SUITE("server") {
         "return 1";
     const std::string audit_declared =
         "local s = 0 for i = 1, #KEYS do s = s + tonumber(redis.call('get', KEYS[i])) "
-        "for j = 1, 200 do end end return s";
+        "for j = 1, 600 do end end return s";
     const std::string audit_undeclared =
         "local s = 0 for i = 0, 49 do s = s + tonumber(redis.call('get', 'acct:' .. i)) "
-        "for j = 1, 200 do end end return s";
+        "for j = 1, 600 do end end return s";
     for (const auto& v : variants) {
       std::vector<std::string> flags = {"--threads", "2"};
       flags.insert(flags.end(), v.flags.begin(), v.flags.end());
@@ -387,7 +387,7 @@ TEST_SUITE("server") {
           } else {
             args.push_back("0");
           }
-          const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+          const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
           while (std::chrono::steady_clock::now() < end) {
             const Reply r = c.cmd(args);
             if (r.type != REDIS_REPLY_INTEGER || r.integer != kAccounts * 1000) {
