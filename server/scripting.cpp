@@ -394,24 +394,51 @@ int l_redis_pcall(lua_State* L) {
   return redis_call_impl(L, false);
 }
 
-int l_error_reply(lua_State* L) {
-  std::size_t n = 0;
-  const char* s = luaL_checklstring(L, 1, &n);
+// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis).
+int raise_plain(lua_State* L, std::string_view text) {
+  return raise_error_table(L, "ERR " + std::string(text));
+}
+
+// Pushes {field = text}.
+int push_reply_table(lua_State* L, const char* field, std::string_view text) {
   lua_newtable(L);
-  lua_pushlstring(L, s, n);
-  lua_setfield(L, -2, "err");
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, field);
   return 1;
+}
+
+// redis.error_reply(msg): "-CODE rest" keeps its code, a message without a space gets ERR (as
+// Redis 7.0's luaPushErrorBuff).
+int l_error_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
+    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
+  std::size_t n = 0;
+  const char* p = lua_tolstring(L, 1, &n);
+  std::string_view m(p, n);
+  if (m.starts_with('-')) m.remove_prefix(1);
+  std::string text;
+  const std::size_t sp = m.find(' ');
+  if (!std::string_view(p, n).starts_with('-')) {
+    text = std::string(m);  // error_reply prepends '-': "E1 bad" -> code E1
+    const std::size_t s2 = text.find(' ');
+    if (s2 == std::string::npos) text = "ERR " + text;
+  } else if (sp == std::string_view::npos) {
+    text = "ERR " + std::string(m);
+  } else {
+    text = std::string(m);
+  }
+  while (!text.empty() && (text.back() == '\r' || text.back() == '\n')) text.pop_back();
+  return push_reply_table(L, "err", text);
 }
 int l_status_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
+    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
   std::size_t n = 0;
-  const char* s = luaL_checklstring(L, 1, &n);
-  lua_newtable(L);
-  lua_pushlstring(L, s, n);
-  lua_setfield(L, -2, "ok");
-  return 1;
+  const char* p = lua_tolstring(L, 1, &n);
+  return push_reply_table(L, "ok", std::string_view(p, n));
 }
 int l_sha1hex(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "wrong number of arguments");
+  if (lua_gettop(L) != 1) return raise_plain(L, "wrong number of arguments");
   std::size_t n = 0;
   const char* s = lua_tolstring(L, 1, &n);
   const std::string h = sha1_hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : n));
@@ -420,10 +447,10 @@ int l_sha1hex(lua_State* L) {
 }
 int l_log(lua_State* L) {
   const int argc = lua_gettop(L);
-  if (argc < 2) return luaL_error(L, "redis.log() requires two arguments or more.");
-  if (!lua_isnumber(L, 1)) return luaL_error(L, "First argument must be a number (log level).");
+  if (argc < 2) return raise_plain(L, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) return raise_plain(L, "First argument must be a number (log level).");
   const int level = static_cast<int>(lua_tonumber(L, 1));
-  if (level < 0 || level > 3) return luaL_error(L, "Invalid debug level.");
+  if (level < 0 || level > 3) return raise_plain(L, "Invalid debug level.");
   std::string msg;
   for (int i = 2; i <= argc; ++i) {
     std::size_t n = 0;
@@ -437,18 +464,18 @@ int l_log(lua_State* L) {
   return 0;
 }
 int l_setresp(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "redis.setresp() requires one argument.");
+  if (lua_gettop(L) != 1) return raise_plain(L, "redis.setresp() requires one argument.");
   const int v = static_cast<int>(lua_tonumber(L, 1));
-  if (v != 2 && v != 3) return luaL_error(L, "RESP version must be 2 or 3.");
+  if (v != 2 && v != 3) return raise_plain(L, "RESP version must be 2 or 3.");
   if (v == 3)
-    return luaL_error(L, "kvlab-server scripts speak RESP2 only (RESP3 is not implemented yet)");
+    return raise_plain(L, "kvlab-server scripts speak RESP2 only (RESP3 is not implemented yet)");
   return 0;
 }
 int l_set_repl(lua_State* L) {
-  if (lua_gettop(L) != 1) return luaL_error(L, "redis.set_repl() requires one argument.");
+  if (lua_gettop(L) != 1) return raise_plain(L, "redis.set_repl() requires one argument.");
   const int v = static_cast<int>(lua_tonumber(L, 1));
   if (v < 0 || v > 3)
-    return luaL_error(
+    return raise_plain(
         L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
   return 0;
 }
@@ -519,8 +546,22 @@ int l_env_newindex(lua_State* L) {
 // plus where it was raised (the first Lua frame above C functions).
 int l_error_handler(lua_State* L) {
   if (lua_type(L, 1) != LUA_TTABLE) {
-    const char* m = lua_tostring(L, 1);
-    std::string text = std::string("ERR ") + (m != nullptr ? m : "(error object is not a string)");
+    // 'ERR ' .. tostring(err), as Redis's handler.
+    std::string text = "ERR ";
+    switch (lua_type(L, 1)) {
+      case LUA_TNIL:
+        text += "nil";
+        break;
+      case LUA_TBOOLEAN:
+        text += lua_toboolean(L, 1) ? "true" : "false";
+        break;
+      case LUA_TSTRING:
+      case LUA_TNUMBER:
+        text += lua_tostring(L, 1);
+        break;
+      default:
+        text += lua_typename(L, lua_type(L, 1));
+    }
     lua_newtable(L);
     lua_pushlstring(L, text.data(), text.size());
     lua_setfield(L, -2, "err");
