@@ -584,6 +584,19 @@ int l_error_handler(lua_State* L) {
 void hook(lua_State* L, lua_Debug*) {
   RunSlot* slot = t_engine.slot;
   if (slot == nullptr) return;
+  // Past the threshold this worker's other clients get BUSY (or run SCRIPT/FUNCTION KILL), as in
+  // Redis; clients of other workers are served normally unless they wait for the script's locks.
+  if (t_engine.ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
+      steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >=
+          g_busy_threshold_ms.load(std::memory_order_relaxed)) {
+    CommandContext& ctx = *t_engine.ctx;
+    ctx.worker.serve_while_busy(
+        ctx.conn, slot->kind.load(std::memory_order_relaxed) == 2
+                      ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                        "SHUTDOWN NOSAVE."
+                      : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                        "SHUTDOWN NOSAVE.");
+  }
   if (slot->kill.load(std::memory_order_relaxed)) {
     lua_sethook(L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);  // pcall cannot swallow it
     lua_pushstring(L, "Script killed by user with SCRIPT KILL...");

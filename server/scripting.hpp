@@ -14,9 +14,10 @@
 //   server runs with --lua-undeclared-keys yes: then every script escalates over the whole
 //   keyspace. Under --atomicity global every escalation is exclusive, so any key is allowed.
 // - Timeout: a count hook compares the elapsed time with busy-reply-threshold (lua-time-limit);
-//   past it, SCRIPT KILL / FUNCTION KILL from any client (no keys: never held by the gate) stops a
-//   script that has not written. Difference from Redis: clients that wait for the gate are not
-//   answered BUSY; they wait until the script ends or is killed.
+//   past it, the script's worker serves its other connections from the hook (BUSY, or SCRIPT KILL
+//   / FUNCTION KILL: Worker::serve_while_busy), and a KILL from any worker (no keys: never held by
+//   the gate) stops a script that has not written. Difference from Redis: clients of other
+//   workers are not answered BUSY; they run, or wait for the gate until the script ends.
 //
 // Thread safety: the handlers run on the calling worker's thread with its own lua_State; the
 // registry and the per-worker run slots (read by SCRIPT KILL) are shared and synchronized.

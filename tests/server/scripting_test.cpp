@@ -471,4 +471,42 @@ TEST_SUITE("server") {
     writer.join();
     CHECK(looped.integer == 50000000);
   }
+
+  TEST_CASE("a busy script's own worker answers BUSY and runs SCRIPT KILL, as Redis does") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client a(s.port());
+    Client b(s.port());
+    CHECK(a.cmd({"CONFIG", "SET", "busy-reply-threshold", "100"}).is_status("OK"));
+    Reply looped;
+    std::thread runner([&] { looped = a.cmd({"FCALL", "spin", "0"}); });
+    runner.join();
+    CHECK(looped.str == "ERR Function not found");
+    CHECK(a.cmd({"FUNCTION", "LOAD",
+                 "#!lua name=spinlib\nredis.register_function('spin', function() while true do "
+                 "end end)"})
+              .str == "spinlib");
+    runner = std::thread([&] { looped = a.cmd({"EVAL", "while true do end", "0"}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    CHECK(b.cmd({"GET", "k"}).str ==
+          "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    CHECK(b.cmd({"FUNCTION", "KILL"}).str ==
+          "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    CHECK(b.cmd({"SCRIPT", "KILL"}).is_status("OK"));
+    runner.join();
+    CHECK(looped.str.starts_with("ERR Script killed by user with SCRIPT KILL..."));
+    // A function: FUNCTION KILL stops it, SCRIPT KILL names the right command.
+    runner = std::thread([&] { looped = a.cmd({"FCALL", "spin", "0"}); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    CHECK(b.cmd({"PING"}).str ==
+          "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+          "NOSAVE.");
+    CHECK(b.cmd({"SCRIPT", "KILL"}).str ==
+          "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+          "NOSAVE.");
+    CHECK(b.cmd({"FUNCTION", "KILL"}).is_status("OK"));
+    runner.join();
+    CHECK(looped.str.starts_with("ERR Script killed by user with SCRIPT KILL..."));
+    CHECK(b.cmd({"PING"}).is_status("PONG"));
+    CHECK(a.cmd({"PING"}).is_status("PONG"));
+  }
 }
