@@ -436,8 +436,8 @@ TEST_SUITE("server") {
     CHECK(a.cmd({"CONFIG", "SET", "busy-reply-threshold", "100"}).is_status("OK"));
     CHECK(a.cmd({"CONFIG", "GET", "lua-time-limit"}).elements.at(1).str == "100");
     CHECK(a.cmd({"SCRIPT", "KILL"}).str == "NOTBUSY No scripts in execution right now.");
-    // A client on the other worker: kvlab serves no other command on the script's worker while it
-    // runs (unlike Redis, which answers BUSY there), so probe for one that answers.
+    // A client on the other worker (the script's own worker answers BUSY past the threshold,
+    // the other one serves PING): this checks KILL across workers.
     auto other_worker_client = [&]() -> std::unique_ptr<Client> {
       for (int i = 0; i < 12; ++i) {
         auto c = std::make_unique<Client>(s.port(), 300);
