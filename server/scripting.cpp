@@ -133,7 +133,10 @@ struct alignas(64) RunSlot {
   std::atomic<std::int64_t> start_ms{0};
   std::atomic<bool> wrote{false};
   std::atomic<bool> kill{false};
-  std::string name;  // the running function (FUNCTION STATS); written before kind
+  // The running function and its command (FUNCTION STATS); guarded by mu.
+  std::mutex mu;
+  std::string name;
+  std::vector<std::string> command;
 };
 constexpr unsigned kMaxSlots = 1024;
 RunSlot g_slots[kMaxSlots];
@@ -590,12 +593,13 @@ void hook(lua_State* L, lua_Debug*) {
       steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >=
           g_busy_threshold_ms.load(std::memory_order_relaxed)) {
     CommandContext& ctx = *t_engine.ctx;
+    const bool function = slot->kind.load(std::memory_order_relaxed) == 2;
     ctx.worker.serve_while_busy(
-        ctx.conn, slot->kind.load(std::memory_order_relaxed) == 2
-                      ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                        "SHUTDOWN NOSAVE."
-                      : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-                        "SHUTDOWN NOSAVE.");
+        ctx.conn, function,
+        function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                   "SHUTDOWN NOSAVE."
+                 : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                   "SHUTDOWN NOSAVE.");
   }
   if (slot->kill.load(std::memory_order_relaxed)) {
     lua_sethook(L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);  // pcall cannot swallow it
@@ -915,7 +919,11 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   lua_pushcfunction(L, l_error_handler);
   lua_insert(L, fn_at);
   RunSlot& slot = g_slots[ctx.worker.index() % kMaxSlots];
-  slot.name = std::string(name);
+  if (kind == 2) {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    slot.name = std::string(name);
+    slot.command.assign(ctx.argv.begin(), ctx.argv.end());
+  }
   slot.wrote.store(false, std::memory_order_relaxed);
   slot.kill.store(false, std::memory_order_relaxed);
   slot.start_ms.store(steady_ms(), std::memory_order_relaxed);
@@ -1578,14 +1586,17 @@ void function_stats_cmd(CommandContext& ctx) {
   ctx.reply.bulk("running_script");
   const std::int64_t now = steady_ms();
   bool shown = false;
+  // The running function, if any (an EVAL script is not shown: Redis answers BUSY then).
   for (unsigned i = 0; i < std::min(kMaxSlots, ctx.server.num_workers()) && !shown; ++i) {
     RunSlot& s = g_slots[i];
-    if (s.kind.load(std::memory_order_acquire) == 0 || &s == &g_slots[ctx.worker.index()]) continue;
+    if (s.kind.load(std::memory_order_acquire) != 2) continue;
+    std::lock_guard<std::mutex> lock(s.mu);
     ctx.reply.array(6);
     ctx.reply.bulk("name");
-    ctx.reply.bulk(s.kind.load(std::memory_order_relaxed) == 2 ? "function" : "script");
+    ctx.reply.bulk(s.name);
     ctx.reply.bulk("command");
-    ctx.reply.array(0);
+    ctx.reply.array(s.command.size());
+    for (const auto& a : s.command) ctx.reply.bulk(a);
     ctx.reply.bulk("duration_ms");
     ctx.reply.integer(now - s.start_ms.load(std::memory_order_relaxed));
     shown = true;

@@ -564,7 +564,8 @@ void Worker::update_interest(Connection& c) {
   c.interest = want;
 }
 
-void Worker::serve_while_busy(const Connection& running, std::string_view busy_error) {
+void Worker::serve_while_busy(const Connection& running, bool function,
+                              std::string_view busy_error) {
   epoll_event events[kMaxEvents];
   const int n = epoll_wait(epfd_, events, kMaxEvents, 0);
   const std::int64_t now = wall_ms();
@@ -596,10 +597,12 @@ void Worker::serve_while_busy(const Connection& running, std::string_view busy_e
         const auto& args = c->parser.args();
         if (!args.empty()) {
           ReplyWriter reply(c->out);
-          const bool kill = args.size() == 2 &&
+          const bool allowed = args.size() == 2 &&
                             (iequals(args[0], "script") || iequals(args[0], "function")) &&
-                            iequals(args[1], "kill");
-          if (kill) {
+                            (iequals(args[1], "kill") ||
+                             (function && iequals(args[0], "function") &&
+                              iequals(args[1], "stats")));
+          if (allowed) {
             CommandContext ctx{server_, *this, *c, server_.db(), reply, std::span(args), now};
             dispatch(ctx);
           } else {

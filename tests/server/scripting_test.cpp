@@ -503,6 +503,12 @@ TEST_SUITE("server") {
     CHECK(b.cmd({"SCRIPT", "KILL"}).str ==
           "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
           "NOSAVE.");
+    const Reply stats = b.cmd({"FUNCTION", "STATS"});
+    REQUIRE(stats.elements.size() == 4);
+    REQUIRE(stats.elements[1].elements.size() == 6);
+    CHECK(stats.elements[1].elements[1].str == "spin");
+    CHECK(stats.elements[1].elements[3].elements.size() == 3);  // FCALL spin 0
+    CHECK(stats.elements[1].elements[5].integer >= 100);
     CHECK(b.cmd({"FUNCTION", "KILL"}).is_status("OK"));
     runner.join();
     CHECK(looped.str.starts_with("ERR Script killed by user with SCRIPT KILL..."));
