@@ -1344,7 +1344,9 @@ bool add_library(std::string_view code, bool replace, std::string* lib_name, std
 
 bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
   if (ctx.argc() == 3 && !iequals(ctx.arg(2), "async") && !iequals(ctx.arg(2), "sync")) {
-    ctx.reply.error("ERR " + std::string(command) + " FLUSH only support SYNC|ASYNC option");
+    // (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports")
+    ctx.reply.error("ERR " + std::string(command) + " FLUSH only " +
+                    (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option");
     return false;
   }
   if (ctx.argc() > 3) {
@@ -1484,14 +1486,13 @@ void script_help_cmd(CommandContext& ctx) {
 
 void function_load_cmd(CommandContext& ctx) {
   bool replace = false;
-  std::size_t i = 2;
-  if (ctx.argc() > 3) {
-    if (!iequals(ctx.arg(2), "replace") || ctx.argc() > 4) {
-      ctx.reply.error("ERR Unknown option given: " + std::string(ctx.arg(2)));
+  const std::size_t i = ctx.argc() - 1;  // the code is the last argument
+  for (std::size_t k = 2; k < i; ++k) {
+    if (!iequals(ctx.arg(k), "replace")) {
+      ctx.reply.error("ERR Unknown option given: " + std::string(ctx.arg(k)));
       return;
     }
     replace = true;
-    i = 3;
   }
   std::string name, error;
   if (!add_library(ctx.arg(i), replace, &name, &error)) {
@@ -1658,7 +1659,7 @@ void function_restore_cmd(CommandContext& ctx) {
     p.remove_prefix(nl + 1 + static_cast<std::size_t>(n));
   }
   if (!ok) {
-    ctx.reply.error("ERR payload version or checksum are wrong");
+    ctx.reply.error("ERR DUMP payload version or checksum are wrong");
     return;
   }
   Registry& reg = registry();

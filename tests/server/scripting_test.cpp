@@ -216,6 +216,15 @@ const std::vector<std::vector<std::string>> kSameAsRedis = {
     {"FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "my*"},
     {"FUNCTION", "LIST", "LIBRARYNAME", "zz*"},
     {"FUNCTION", "STATS"},
+    {"FUNCTION", "LIST", "bogus"},
+    {"FUNCTION", "LIST", "LIBRARYNAME"},
+    {"FUNCTION", "LIST", "WITHCODE", "WITHCODE"},
+    {"FUNCTION", "LOAD", "foo", "#!lua name=x\nreturn 1"},
+    {"FUNCTION", "LOAD", "REPLACE", "foo", "x"},
+    {"FUNCTION", "RESTORE", "x", "bogus"},
+    {"FUNCTION", "FLUSH", "bogus"},
+    {"FUNCTION", "DELETE"},
+    {"SCRIPT", "EXISTS"},
     {"FUNCTION", "DELETE", "nosuch"},
     {"FUNCTION", "DELETE", "mylib"},
     {"FCALL", "f1", "0"},
@@ -315,7 +324,7 @@ TEST_SUITE("server") {
     for (auto& c : cs) CHECK(c->cmd({"FCALL", "hi", "0"}).str == "v2");
     CHECK(cs[3]->cmd({"FUNCTION", "RESTORE", dump}).str == "ERR Library 'lib' already exists");
     CHECK(cs[3]->cmd({"FUNCTION", "RESTORE", "garbage"}).str ==
-          "ERR payload version or checksum are wrong");
+          "ERR DUMP payload version or checksum are wrong");
   }
 
   TEST_CASE("undeclared keys are refused under key-locks unless --lua-undeclared-keys yes") {
