@@ -51,6 +51,8 @@ enum CommandFlag : std::uint32_t {
   kSelfGated = 1u << 13,     // takes the atomicity gate itself (EXEC)
   // Runs at once inside MULTI instead of being queued: EXEC, DISCARD, MULTI, WATCH, QUIT, RESET.
   kTxControl = 1u << 14,
+  // Runs a script (EVAL, FCALL…): with --lua-undeclared-keys yes it escalates over every key.
+  kScript = 1u << 15,
 };
 
 // Everything a handler needs for one command.
@@ -143,6 +145,7 @@ std::uint64_t hll_sparse_max_bytes();
 void set_hll_sparse_max_bytes(std::uint64_t n);
 std::span<const CommandSpec> bitmap_commands();
 std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (config.cpp)
+std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

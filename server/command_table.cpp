@@ -70,7 +70,8 @@ CommandTable::CommandTable() : impl_(new Impl) {
   for (auto family :
        {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
         set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
-        blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands()}) {
+        blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
+        scripting_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -310,7 +311,9 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   if (ctx.conn.in_exec || (f & kSelfGated)) return invoke(ctx, cmd);  // locks already held
   Atomicity& gate = ctx.server.atomicity();
   const unsigned w = ctx.worker.index();
-  const bool wide = (f & kKeyspaceWide) != 0;
+  // A script that may touch keys it did not declare holds the whole keyspace (scripting.hpp).
+  const bool wide = (f & kKeyspaceWide) != 0 ||
+                    ((f & kScript) != 0 && ctx.server.config().lua_undeclared_keys);
   const bool escalate = (f & kEscalate) != 0;
   if (!wide && !escalate) {
     if (cmd->first_key <= 0 && cmd->extra_keys == nullptr) return invoke(ctx, cmd);

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   bool list_backends = false, dry_run = false;
   std::string protected_mode = "yes";
   std::string prefetch = "yes";
+  std::string lua_undeclared = "no";
   std::size_t expected_keys = 1024;
 
   CLI::App app{"kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace"};
@@ -115,6 +116,12 @@ int main(int argc, char** argv) {
                  "workers are at least as many as the allowed CPUs")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "yes", "no"}));
+  app.add_option("--lua-undeclared-keys", lua_undeclared,
+                 "yes: scripts may access keys they did not declare in KEYS; every script then "
+                 "escalates over the whole keyspace (no: under --atomicity key-locks such an "
+                 "access is an error)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"yes", "no"}));
   app.add_option("--placement", cfg.placement,
                  "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
                  "explicit:LIST")
@@ -132,6 +139,7 @@ int main(int argc, char** argv) {
   }
   cfg.protected_mode = protected_mode == "yes";
   cfg.prefetch = prefetch == "yes";
+  cfg.lua_undeclared_keys = lua_undeclared == "yes";
 
   if (list_atomicity) {
     for (const auto& s : kvlab::server::Atomicity::schemes())

@@ -45,6 +45,8 @@ struct Config {
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
   std::string atomicity = "key-locks";     // multi-key atomicity scheme (--atomicity)
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
+  // --lua-undeclared-keys: scripts may touch keys outside KEYS (each escalates over every key).
+  bool lua_undeclared_keys = false;
 };
 
 // One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when

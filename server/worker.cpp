@@ -577,6 +577,65 @@ void Worker::update_interest(Connection& c) {
   c.interest = want;
 }
 
+void Worker::serve_while_busy(const Connection& running, bool function,
+                              std::string_view busy_error) {
+  epoll_event events[kMaxEvents];
+  const int n = epoll_wait(epfd_, events, kMaxEvents, 0);
+  const std::int64_t now = wall_ms();
+  for (int i = 0; i < n; ++i) {
+    void* tag = events[i].data.ptr;
+    // The listener, the wake-up eventfd and the running connection are level-triggered: they
+    // report again once the script ends.
+    if (tag == &g_listen_tag || tag == &g_wake_tag || tag == &running) continue;
+    auto* c = static_cast<Connection*>(tag);
+    if (c->close_after_reply || c->paused) continue;
+    if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+      c->in.reserve_tail(kReadChunk);
+      const ssize_t got = ::read(c->fd, c->in.tail(), c->in.tail_room());
+      if (got > 0) {
+        c->in.commit(static_cast<std::size_t>(got));
+      } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        c->close_after_reply = true;  // closed by flush_touched() once the script has ended
+      }
+      while (!c->close_after_reply) {
+        const auto st = c->parser.parse(c->in.view(), c->authenticated);
+        if (st == RequestParser::Status::kIncomplete) break;
+        if (st == RequestParser::Status::kError) {
+          ReplyWriter(c->out).error(c->parser.error());
+          c->close_after_reply = true;
+          c->in.consume(c->in.size());
+          c->parser.reset();
+          break;
+        }
+        const auto& args = c->parser.args();
+        if (!args.empty()) {
+          ReplyWriter reply(c->out);
+          const bool allowed = args.size() == 2 &&
+                            (iequals(args[0], "script") || iequals(args[0], "function")) &&
+                            (iequals(args[1], "kill") ||
+                             (function && iequals(args[0], "function") &&
+                              iequals(args[1], "stats")));
+          if (allowed) {
+            CommandContext ctx{server_, *this, *c, server_.db(), reply, std::span(args), now};
+            dispatch(ctx);
+          } else {
+            reply.error(busy_error);
+          }
+        }
+        c->in.consume(c->parser.consumed());
+      }
+    }
+    if (!c->out.empty()) {  // reply now, as Redis does; what does not fit leaves after the script
+      const ssize_t sent = ::send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
+      if (sent > 0) c->out.consume(static_cast<std::size_t>(sent));
+    }
+    if (!c->touched) {
+      c->touched = true;
+      touched_.push_back(c->id);
+    }
+  }
+}
+
 void Worker::close_connection(Connection* c) {
   pubsub_forget(server_, index_, *c);
   if (c->blocked) {

@@ -124,6 +124,12 @@ class Worker {
   // closed), enforcing the pubsub output limit, and schedules a flush.
   void deliver(std::uint64_t id, std::string_view bytes);
   const BackendTraits& queue_traits() const { return inbox_->traits(); }
+  // Worker thread, from inside a script that ran past busy-reply-threshold (scripting.cpp): serves
+  // this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
+  // FUNCTION KILL run (and FUNCTION STATS when a function runs); every other command is answered
+  // `busy_error`. Nothing is closed or accepted here (the event batch that runs the script may
+  // still name these connections).
+  void serve_while_busy(const Connection& running, bool function, std::string_view busy_error);
   std::size_t inbox_size() { return inbox_->size_approx(); }
   std::uint64_t inbox_overflows() const { return overflow_total_.load(std::memory_order_relaxed); }
 

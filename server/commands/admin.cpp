@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kvlab_config.hpp"
+#include "server/scripting.hpp"
 #include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
 #include "structures/keyspace.hpp"

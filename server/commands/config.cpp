@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/scripting.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -551,6 +552,7 @@ const Param kParams[] = {
     {"kvlab-placement", "", T::kString, I | kFixed, ""},
     {"kvlab-yield", "", T::kString, I | kFixed, ""},
     {"kvlab-atomicity", "", T::kString, I | kFixed, ""},
+    {"kvlab-lua-undeclared-keys", "", T::kString, I | kFixed, ""},
 };
 constexpr std::size_t kNumParams = sizeof kParams / sizeof kParams[0];
 
@@ -601,6 +603,7 @@ std::string get_value(Server& s, std::size_t i) {
   if (n == "kvlab-placement") return s.config().placement;
   if (n == "kvlab-yield") return s.config().yield;
   if (n == "kvlab-atomicity") return std::string(s.atomicity().name());
+  if (n == "kvlab-lua-undeclared-keys") return s.config().lua_undeclared_keys ? "yes" : "no";
   const std::string& v = values()[i];
   if (n == "hz") {  // Redis keeps what was set but runs (and shows) 1..500
     const std::int64_t hz = std::stoll(v);
@@ -779,6 +782,8 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     values()[i] = v;
     // The one encoding knob kvlab has: HyperLogLog's sparse limit (hyperloglog.cpp).
     if (n == "hll-sparse-max-bytes") set_hll_sparse_max_bytes(std::stoull(v));
+    // Scripts' BUSY threshold (scripting.cpp).
+    if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
   }
 }
 

@@ -141,6 +141,7 @@ void exec_cmd(CommandContext& ctx) {
       if (const CommandSpec* sub = CommandTable::find_sub(*c, q[1])) c = sub;
     }
     if (c->flags & (kKeyspaceWide | kSelfGated)) wide = true;
+    if ((c->flags & kScript) && ctx.server.config().lua_undeclared_keys) wide = true;
     idx.clear();
     command_keys(*c, argvs.back(), &idx);
     for (std::size_t i : idx) keys.push_back(argvs.back()[i]);

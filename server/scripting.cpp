@@ -1,0 +1,1746 @@
+// The Lua engine behind EVAL/FCALL (see scripting.hpp for the design).
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+int luaopen_cjson(lua_State*);
+int luaopen_bit(lua_State*);
+}
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "server/commands/common.hpp"
+#include "server/scripting.hpp"
+
+namespace kvlab::server {
+
+namespace scripting {
+namespace {
+
+void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
+  ctx.reply.array(lines.size());
+  for (auto l : lines) ctx.reply.simple(l);
+}
+
+// ---- SHA-1 (FIPS 180-1), for script names ----
+std::string sha1_hex(std::string_view data) {
+  std::uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+  std::string msg(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg.push_back(static_cast<char>(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (i * 8)) & 0xff));
+  auto rol = [](std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
+  for (std::size_t off = 0; off < msg.size(); off += 64) {
+    std::uint32_t w[80];
+    for (int i = 0; i < 16; ++i) {
+      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + off + i * 4);
+      w[i] = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
+             (std::uint32_t{p[2]} << 8) | p[3];
+    }
+    for (int i = 16; i < 80; ++i) w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+    for (int i = 0; i < 80; ++i) {
+      std::uint32_t f, k;
+      if (i < 20) {
+        f = (b & c) | (~b & d);
+        k = 0x5A827999;
+      } else if (i < 40) {
+        f = b ^ c ^ d;
+        k = 0x6ED9EBA1;
+      } else if (i < 60) {
+        f = (b & c) | (b & d) | (c & d);
+        k = 0x8F1BBCDC;
+      } else {
+        f = b ^ c ^ d;
+        k = 0xCA62C1D6;
+      }
+      const std::uint32_t t = rol(a, 5) + f + e + k + w[i];
+      e = d;
+      d = c;
+      c = rol(b, 30);
+      b = a;
+      a = t;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+  }
+  char out[41];
+  for (int i = 0; i < 5; ++i) std::snprintf(out + i * 8, 9, "%08x", h[i]);
+  return std::string(out, 40);
+}
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---- The shared registry ----
+
+enum ScriptFlag : std::uint32_t { kNoWrites = 1u << 0, kAllowOom = 1u << 1 };
+
+struct Function {
+  std::string name, library, description;
+  std::uint32_t flags = 0;
+  std::vector<std::string> flag_names;
+};
+struct Library {
+  std::string name, code;
+  std::vector<std::string> functions;  // in registration order
+};
+
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<std::string, std::string> scripts;  // sha1 -> body; guarded by mu
+  std::map<std::string, Library> libraries;              // guarded by mu
+  std::map<std::string, Function> functions;             // guarded by mu
+  // Bumped (under mu) by every change that invalidates compiled code. Workers compare it with
+  // the generation their lua_State was built for. acquire/release: pairs a worker's read with the
+  // change made before the bump.
+  std::atomic<std::uint64_t> script_gen{1}, function_gen{1};
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+std::atomic<std::int64_t> g_busy_threshold_ms{5000};
+
+// What SCRIPT KILL / FUNCTION KILL see of the script a worker runs. Written by the worker, read by
+// any thread; relaxed loads are enough for the fields (a KILL that misses a just-started script
+// answers NOTBUSY, as Redis does for a script under the threshold), and the kill request is a
+// flag the hook polls.
+struct alignas(64) RunSlot {
+  std::atomic<int> kind{0};  // 0 idle, 1 EVAL, 2 FCALL
+  std::atomic<std::int64_t> start_ms{0};
+  std::atomic<bool> wrote{false};
+  std::atomic<bool> kill{false};
+  // The running function and its command (FUNCTION STATS); guarded by mu.
+  std::mutex mu;
+  std::string name;
+  std::vector<std::string> command;
+};
+constexpr unsigned kMaxSlots = 1024;
+RunSlot g_slots[kMaxSlots];
+
+// ---- The per-worker Lua state ----
+
+struct Engine {
+  lua_State* L = nullptr;
+  std::uint64_t script_gen = 0, function_gen = 0;
+  unsigned short rand_state[3] = {0, 0, 0};
+  // The script being run (for redis.call).
+  CommandContext* ctx = nullptr;
+  RunSlot* slot = nullptr;
+  bool read_only = false;
+  std::vector<std::string_view> declared;  // KEYS of the running script
+  bool check_keys = false;                 // refuse undeclared keys
+};
+thread_local Engine t_engine;
+
+constexpr const char* kFunctionsTable = "__kvlab_functions";
+
+// ---- Lua -> RESP2 (script results) ----
+
+void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
+  switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+      std::size_t n = 0;
+      const char* s = lua_tolstring(L, -1, &n);
+      r.bulk(std::string_view(s, n));
+      break;
+    }
+    case LUA_TBOOLEAN:
+      if (lua_toboolean(L, -1))
+        r.integer(1);
+      else
+        r.null();
+      break;
+    case LUA_TNUMBER: {
+      const double d = lua_tonumber(L, -1);
+      // Truncation toward zero, as Redis's (long long) cast; out of range (and NaN) give what
+      // that cast gives on x86-64, INT64_MIN.
+      std::int64_t v = std::numeric_limits<std::int64_t>::min();
+      if (d > -9.2233720368547758e18 && d < 9.2233720368547758e18) v = static_cast<std::int64_t>(d);
+      r.integer(v);
+      break;
+    }
+    case LUA_TTABLE: {
+      if (depth > 1000 || !lua_checkstack(L, 4)) {
+        r.error("ERR reached lua stack limit");
+        break;
+      }
+      lua_getfield(L, -1, "err");
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        std::size_t n = 0;
+        const char* s = lua_tolstring(L, -1, &n);
+        r.error(std::string_view(s, n));
+        lua_pop(L, 1);
+        break;
+      }
+      lua_pop(L, 1);
+      lua_getfield(L, -1, "ok");
+      if (lua_type(L, -1) == LUA_TSTRING) {
+        std::size_t n = 0;
+        const char* s = lua_tolstring(L, -1, &n);
+        std::string text(s, n);
+        for (char& c : text)
+          if (c == '\r' || c == '\n') c = ' ';
+        r.simple(text);
+        lua_pop(L, 1);
+        break;
+      }
+      lua_pop(L, 1);
+      // An array: elements 1..n up to the first nil.
+      std::size_t n = 0;
+      for (;; ++n) {
+        lua_rawgeti(L, -1, static_cast<int>(n + 1));
+        const bool nil = lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (nil) break;
+      }
+      r.array(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        lua_rawgeti(L, -1, static_cast<int>(i + 1));
+        lua_to_reply(L, r, depth + 1);
+        lua_pop(L, 1);
+      }
+      break;
+    }
+    default:
+      r.null();
+  }
+}
+
+// ---- RESP2 -> Lua (redis.call replies) ----
+
+// Parses one RESP2 reply at s[*pos] and pushes it. Returns false on a malformed reply.
+bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 0) {
+  if (*pos >= s.size() || !lua_checkstack(L, 4) || depth > 1000) return false;
+  const char tag = s[*pos];
+  const std::size_t eol = s.find("\r\n", *pos);
+  if (eol == std::string_view::npos) return false;
+  const std::string_view line = s.substr(*pos + 1, eol - *pos - 1);
+  *pos = eol + 2;
+  auto to_i64 = [](std::string_view t) {
+    std::int64_t v = 0;
+    parse_i64(t, &v);
+    return v;
+  };
+  switch (tag) {
+    case '+':
+      lua_newtable(L);
+      lua_pushlstring(L, line.data(), line.size());
+      lua_setfield(L, -2, "ok");
+      return true;
+    case '-':
+      lua_newtable(L);
+      lua_pushlstring(L, line.data(), line.size());
+      lua_setfield(L, -2, "err");
+      return true;
+    case ':':
+      lua_pushnumber(L, static_cast<lua_Number>(to_i64(line)));
+      return true;
+    case '$': {
+      const std::int64_t n = to_i64(line);
+      if (n < 0) {
+        lua_pushboolean(L, 0);
+        return true;
+      }
+      if (*pos + static_cast<std::size_t>(n) + 2 > s.size()) return false;
+      lua_pushlstring(L, s.data() + *pos, static_cast<std::size_t>(n));
+      *pos += static_cast<std::size_t>(n) + 2;
+      return true;
+    }
+    case '*': {
+      const std::int64_t n = to_i64(line);
+      if (n < 0) {
+        lua_pushboolean(L, 0);
+        return true;
+      }
+      lua_createtable(L, static_cast<int>(std::min<std::int64_t>(n, 1 << 20)), 0);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!push_reply(L, s, pos, depth + 1)) return false;
+        lua_rawseti(L, -2, static_cast<int>(i + 1));
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// ---- redis.* ----
+
+// Raises {err = text} (redis.call errors are tables, so that no position is prepended).
+int raise_error_table(lua_State* L, std::string_view text) {
+  lua_newtable(L);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, "err");
+  return lua_error(L);
+}
+
+// Commands a script may not run (Redis 7.0's noscript flag, and its blocking commands).
+bool denied_in_script(std::string_view name) {
+  static const std::unordered_set<std::string_view> kDenied = {
+      "multi",      "exec",        "discard",      "watch",      "unwatch",      "subscribe",
+      "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "auth",
+      "hello",      "reset",       "quit",         "client",     "config",       "script",
+      "function",   "eval",        "evalsha",      "eval_ro",    "evalsha_ro",   "fcall",
+      "fcall_ro",   "shutdown",    "monitor",      "wait",       "blpop",        "brpop",
+      "brpoplpush", "blmove",      "blmpop",       "bzpopmin",   "bzpopmax",     "bzmpop",
+      "save",       "bgsave",      "bgrewriteaof", "sync",       "psync",        "replconf",
+      "slaveof",    "replicaof",   "failover",     "debug",      "acl",          "waitaof"};
+  return kDenied.count(name) != 0;
+}
+
+int redis_call_impl(lua_State* L, bool raise) {
+  Engine& e = t_engine;
+  const int argc = lua_gettop(L);
+  auto fail = [&](std::string_view text) {
+    if (raise) return raise_error_table(L, text);
+    lua_newtable(L);
+    lua_pushlstring(L, text.data(), text.size());
+    lua_setfield(L, -2, "err");
+    return 1;
+  };
+  if (argc == 0) return fail("ERR Please specify at least one argument for this redis lib call");
+  std::vector<std::string> args;
+  args.reserve(static_cast<std::size_t>(argc));
+  for (int i = 1; i <= argc; ++i) {
+    const int t = lua_type(L, i);
+    if (t != LUA_TSTRING && t != LUA_TNUMBER)
+      return fail("ERR Lua redis lib command arguments must be strings or integers");
+    if (t == LUA_TNUMBER) {  // Redis formats numbers with %.17g (0.1 -> 0.10000000000000001)
+      char buf[64];
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
+      args.emplace_back(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    std::size_t n = 0;
+    const char* s = lua_tolstring(L, i, &n);
+    args.emplace_back(s, n);
+  }
+  if (e.ctx == nullptr) return fail("ERR redis.call is not available while loading a library");
+  std::vector<std::string_view> argv(args.begin(), args.end());
+  // The deny list first: it names Redis commands kvlab may not have (the blocking ones).
+  std::string lower(argv[0].substr(0, 32));
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (denied_in_script(lower)) return fail("ERR This Redis command is not allowed from script");
+  const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
+  if (cmd == nullptr) return fail("ERR Unknown Redis command called from script");
+  const CommandSpec* spec = cmd;
+  if (!cmd->subcommands.empty() && argv.size() >= 2) {
+    if (const CommandSpec* sub = CommandTable::find_sub(*cmd, argv[1])) spec = sub;
+  }
+  const bool arity_ok = spec->arity >= 0 ? argv.size() == static_cast<std::size_t>(spec->arity)
+                                         : argv.size() >= static_cast<std::size_t>(-spec->arity);
+  if (!arity_ok) return fail("ERR Wrong number of args calling Redis command from script");
+  if ((spec->flags & kWrite) && e.read_only)
+    return fail("ERR Write commands are not allowed from read-only scripts.");
+  if (e.check_keys) {
+    if (spec->flags & kKeyspaceWide)
+      return fail(
+          "ERR Script attempted to access the whole keyspace, but it holds only its declared "
+          "keys (start kvlab-server with --lua-undeclared-keys yes)");
+    std::vector<std::size_t> idx;
+    command_keys(*spec, argv, &idx);
+    for (std::size_t i : idx) {
+      if (std::find(e.declared.begin(), e.declared.end(), argv[i]) == e.declared.end())
+        return fail("ERR Script attempted to access a non-declared key: " +
+                    std::string(argv[i].substr(0, 128)) +
+                    " (declare it in KEYS, or start kvlab-server with --lua-undeclared-keys yes)");
+    }
+  }
+  if (spec->flags & kWrite) e.slot->wrote.store(true, std::memory_order_relaxed);
+  thread_local std::vector<std::unique_ptr<Buffer>> scratch;  // one per nesting level
+  thread_local std::size_t level = 0;
+  if (scratch.size() <= level) scratch.push_back(std::make_unique<Buffer>());
+  Buffer& buf = *scratch[level];
+  buf.consume(buf.size());
+  ++level;
+  {
+    ReplyWriter w(buf);
+    CommandContext& outer = *e.ctx;
+    CommandContext sub{outer.server, outer.worker, outer.conn, outer.ks, w, argv, outer.now_ms};
+    dispatch(sub);
+  }
+  --level;
+  std::size_t pos = 0;
+  const std::string_view bytes = buf.view();
+  if (!push_reply(L, bytes, &pos)) return fail("ERR kvlab: malformed reply inside a script");
+  if (raise && bytes.size() > 0 && bytes[0] == '-') return lua_error(L);  // the {err=...} table
+  return 1;
+}
+int l_redis_call(lua_State* L) {
+  return redis_call_impl(L, true);
+}
+int l_redis_pcall(lua_State* L) {
+  return redis_call_impl(L, false);
+}
+
+// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis).
+int raise_plain(lua_State* L, std::string_view text) {
+  return raise_error_table(L, "ERR " + std::string(text));
+}
+
+// Pushes {field = text}.
+int push_reply_table(lua_State* L, const char* field, std::string_view text) {
+  lua_newtable(L);
+  lua_pushlstring(L, text.data(), text.size());
+  lua_setfield(L, -2, field);
+  return 1;
+}
+
+// redis.error_reply(msg): "-CODE rest" keeps its code, a message without a space gets ERR (as
+// Redis 7.0's luaPushErrorBuff).
+int l_error_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
+    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
+  std::size_t n = 0;
+  const char* p = lua_tolstring(L, 1, &n);
+  std::string_view m(p, n);
+  if (m.starts_with('-')) m.remove_prefix(1);
+  std::string text;
+  const std::size_t sp = m.find(' ');
+  if (!std::string_view(p, n).starts_with('-')) {
+    text = std::string(m);  // error_reply prepends '-': "E1 bad" -> code E1
+    const std::size_t s2 = text.find(' ');
+    if (s2 == std::string::npos) text = "ERR " + text;
+  } else if (sp == std::string_view::npos) {
+    text = "ERR " + std::string(m);
+  } else {
+    text = std::string(m);
+  }
+  while (!text.empty() && (text.back() == '\r' || text.back() == '\n')) text.pop_back();
+  return push_reply_table(L, "err", text);
+}
+int l_status_reply(lua_State* L) {
+  if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
+    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
+  std::size_t n = 0;
+  const char* p = lua_tolstring(L, 1, &n);
+  return push_reply_table(L, "ok", std::string_view(p, n));
+}
+int l_sha1hex(lua_State* L) {
+  if (lua_gettop(L) != 1) return raise_plain(L, "wrong number of arguments");
+  std::size_t n = 0;
+  const char* s = lua_tolstring(L, 1, &n);
+  const std::string h = sha1_hex(std::string_view(s == nullptr ? "" : s, s == nullptr ? 0 : n));
+  lua_pushlstring(L, h.data(), h.size());
+  return 1;
+}
+int l_log(lua_State* L) {
+  const int argc = lua_gettop(L);
+  if (argc < 2) return raise_plain(L, "redis.log() requires two arguments or more.");
+  if (!lua_isnumber(L, 1)) return raise_plain(L, "First argument must be a number (log level).");
+  const int level = static_cast<int>(lua_tonumber(L, 1));
+  if (level < 0 || level > 3) return raise_plain(L, "Invalid debug level.");
+  std::string msg;
+  for (int i = 2; i <= argc; ++i) {
+    std::size_t n = 0;
+    const char* s = lua_tolstring(L, i, &n);
+    if (s == nullptr) continue;
+    if (!msg.empty()) msg += ' ';
+    msg.append(s, n);
+  }
+  static const char* kMarks = ".-*#";
+  std::fprintf(stderr, "kvlab-server: %c script: %s\n", kMarks[level], msg.c_str());
+  return 0;
+}
+int l_setresp(lua_State* L) {
+  if (lua_gettop(L) != 1) return raise_plain(L, "redis.setresp() requires one argument.");
+  const int v = static_cast<int>(lua_tonumber(L, 1));
+  if (v != 2 && v != 3) return raise_plain(L, "RESP version must be 2 or 3.");
+  if (v == 3)
+    return raise_plain(L, "kvlab-server scripts speak RESP2 only (RESP3 is not implemented yet)");
+  return 0;
+}
+int l_set_repl(lua_State* L) {
+  if (lua_gettop(L) != 1) return raise_plain(L, "redis.set_repl() requires one argument.");
+  const int v = static_cast<int>(lua_tonumber(L, 1));
+  if (v < 0 || v > 3)
+    return raise_plain(
+        L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+  return 0;
+}
+int l_replicate_commands(lua_State* L) {
+  lua_pushboolean(L, 1);
+  return 1;
+}
+// The debugger's hooks: no SCRIPT DEBUG session ever runs, so they do nothing (as in Redis then).
+int l_breakpoint(lua_State* L) {
+  lua_pushboolean(L, 0);
+  return 1;
+}
+int l_debug(lua_State*) {
+  return 0;
+}
+
+int l_register_function_at_runtime(lua_State* L) {
+  return luaL_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
+}
+
+// math.random / math.randomseed on a per-state erand48 generator (Redis replaces Lua's too).
+int l_random(lua_State* L) {
+  const double r = erand48(t_engine.rand_state);
+  switch (lua_gettop(L)) {
+    case 0:
+      lua_pushnumber(L, r);
+      break;
+    case 1: {
+      const int u = luaL_checkint(L, 1);
+      luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+      lua_pushnumber(L, std::floor(r * u) + 1);
+      break;
+    }
+    case 2: {
+      const int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
+      luaL_argcheck(L, l <= u, 2, "interval is empty");
+      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      break;
+    }
+    default:
+      return luaL_error(L, "wrong number of arguments");
+  }
+  return 1;
+}
+int l_randomseed(lua_State* L) {
+  const auto seed = static_cast<std::uint32_t>(luaL_checkint(L, 1));
+  t_engine.rand_state[0] = 0x330e;
+  t_engine.rand_state[1] = static_cast<unsigned short>(seed & 0xffff);
+  t_engine.rand_state[2] = static_cast<unsigned short>(seed >> 16);
+  return 0;
+}
+
+// The sandbox: scripts see globals through a proxy whose reads of missing names and writes fail
+// with Redis 7.0's texts.
+int l_env_index(lua_State* L) {
+  lua_pushvalue(L, 2);
+  lua_rawget(L, LUA_GLOBALSINDEX);
+  if (!lua_isnil(L, -1)) return 1;
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                    name != nullptr ? name : "?");
+}
+int l_env_newindex(lua_State* L) {
+  return luaL_error(L, "Attempt to modify a readonly table");
+}
+
+// The message handler of every script call: {err = "ERR msg"} for a string, the table as is,
+// plus where it was raised (the first Lua frame above C functions).
+int l_error_handler(lua_State* L) {
+  if (lua_type(L, 1) != LUA_TTABLE) {
+    // 'ERR ' .. tostring(err), as Redis's handler.
+    std::string text = "ERR ";
+    switch (lua_type(L, 1)) {
+      case LUA_TNIL:
+        text += "nil";
+        break;
+      case LUA_TBOOLEAN:
+        text += lua_toboolean(L, 1) ? "true" : "false";
+        break;
+      case LUA_TSTRING:
+      case LUA_TNUMBER:
+        text += lua_tostring(L, 1);
+        break;
+      default:
+        text += lua_typename(L, lua_type(L, 1));
+    }
+    lua_newtable(L);
+    lua_pushlstring(L, text.data(), text.size());
+    lua_setfield(L, -2, "err");
+    lua_replace(L, 1);
+  }
+  lua_settop(L, 1);
+  lua_Debug ar;
+  for (int level = 1; lua_getstack(L, level, &ar); ++level) {
+    lua_getinfo(L, "Sl", &ar);
+    if (std::string_view(ar.what) == "C") continue;
+    lua_pushstring(L, ar.source);
+    lua_setfield(L, 1, "source");
+    lua_pushnumber(L, ar.currentline);
+    lua_setfield(L, 1, "line");
+    break;
+  }
+  return 1;
+}
+
+void hook(lua_State* L, lua_Debug*) {
+  RunSlot* slot = t_engine.slot;
+  if (slot == nullptr) return;
+  // Past the threshold this worker's other clients get BUSY (or run SCRIPT/FUNCTION KILL), as in
+  // Redis; clients of other workers are served normally unless they wait for the script's locks.
+  if (t_engine.ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
+      steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >=
+          g_busy_threshold_ms.load(std::memory_order_relaxed)) {
+    CommandContext& ctx = *t_engine.ctx;
+    const bool function = slot->kind.load(std::memory_order_relaxed) == 2;
+    ctx.worker.serve_while_busy(
+        ctx.conn, function,
+        function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                   "SHUTDOWN NOSAVE."
+                 : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                   "SHUTDOWN NOSAVE.");
+  }
+  if (slot->kill.load(std::memory_order_relaxed)) {
+    lua_sethook(L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);  // pcall cannot swallow it
+    lua_pushstring(L, "Script killed by user with SCRIPT KILL...");
+    lua_error(L);
+  }
+}
+
+// Read-only tables, as Redis 7.0.15's sandbox has them: scripts see _G and the libraries through
+// empty proxies whose writes fail; the registry maps each proxy to its table, so that pairs,
+// next and rawget see through a proxy and rawset/setmetatable on one fail with Redis's text.
+constexpr const char* kProxies = "__kvlab_proxies";
+
+// Pushes the table behind the proxy at idx, or nil when idx is not a proxy.
+void push_target(lua_State* L, int idx) {
+  idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, idx);
+  lua_rawget(L, -2);
+  lua_remove(L, -2);
+}
+
+int raise_readonly(lua_State* L) {
+  lua_pushliteral(L, "Attempt to modify a readonly table");
+  return lua_error(L);
+}
+
+// Wraps the proxy-aware base functions.
+int l_next(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) lua_replace(L, 1);
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+int l_pairs(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_pushcfunction(L, l_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+int l_rawget(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) lua_replace(L, 1);
+  lua_settop(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+int l_rawset(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checkany(L, 2);
+  luaL_checkany(L, 3);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) return raise_readonly(L);
+  lua_settop(L, 3);
+  lua_rawset(L, 1);
+  return 1;
+}
+int l_setmetatable(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  push_target(L, 1);
+  if (!lua_isnil(L, -1)) return raise_readonly(L);
+  lua_pop(L, 1);
+  const int t = lua_type(L, 2);
+  luaL_argcheck(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table expected");
+  if (luaL_getmetafield(L, 1, "__metatable"))
+    return luaL_error(L, "cannot change a protected metatable");
+  lua_settop(L, 2);
+  lua_setmetatable(L, 1);
+  return 1;
+}
+
+// Replaces the table at the top of the stack by a read-only proxy of it. index: the proxy's
+// __index (nullptr: the table itself).
+void make_readonly(lua_State* L, lua_CFunction index) {
+  const int target = lua_gettop(L);
+  lua_newtable(L);  // the proxy
+  lua_newtable(L);  // its metatable
+  if (index != nullptr)
+    lua_pushcfunction(L, index);
+  else
+    lua_pushvalue(L, target);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_env_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushliteral(L, "__metatable");
+  lua_pushboolean(L, 0);
+  lua_rawset(L, -3);
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, target);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_replace(L, target);
+}
+
+int l_loading_redis_index(lua_State* L);
+
+lua_State* new_state() {
+  lua_State* L = luaL_newstate();
+  for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"", luaopen_base},
+                          {LUA_TABLIBNAME, luaopen_table},
+                          {LUA_STRLIBNAME, luaopen_string},
+                          {LUA_MATHLIBNAME, luaopen_math},
+                          {LUA_DBLIBNAME, luaopen_debug},
+                          {"cjson", luaopen_cjson},
+                          {"bit", luaopen_bit}}) {
+    lua_pushcfunction(L, fn);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);
+    // cjson and bit return their table without always setting the global.
+    if (*name != '\0' && lua_istable(L, -1))
+      lua_setglobal(L, name);
+    else
+      lua_pop(L, 1);
+  }
+  for (const char* name : {"loadfile", "dofile", "print", "require", "module", "newproxy",
+                           "setfenv", "getfenv", "debug"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_getglobal(L, "math");
+  lua_pushcfunction(L, l_random);
+  lua_setfield(L, -2, "random");
+  lua_pushcfunction(L, l_randomseed);
+  lua_setfield(L, -2, "randomseed");
+  lua_pop(L, 1);
+  lua_newtable(L);  // redis
+  const std::pair<const char*, lua_CFunction> fns[] = {
+      {"call", l_redis_call},
+      {"pcall", l_redis_pcall},
+      {"error_reply", l_error_reply},
+      {"status_reply", l_status_reply},
+      {"sha1hex", l_sha1hex},
+      {"log", l_log},
+      {"setresp", l_setresp},
+      {"set_repl", l_set_repl},
+      {"replicate_commands", l_replicate_commands},
+      {"register_function", l_register_function_at_runtime},
+      {"breakpoint", l_breakpoint},
+      {"debug", l_debug}};
+  for (auto [name, fn] : fns) {
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+  }
+  const std::pair<const char*, int> ints[] = {{"LOG_DEBUG", 0},  {"LOG_VERBOSE", 1},
+                                              {"LOG_NOTICE", 2}, {"LOG_WARNING", 3},
+                                              {"REPL_NONE", 0},  {"REPL_AOF", 1},
+                                              {"REPL_SLAVE", 2}, {"REPL_REPLICA", 2},
+                                              {"REPL_ALL", 3},   {"REDIS_VERSION_NUM", 0x07000f}};
+  for (auto [name, v] : ints) {
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, name);
+  }
+  lua_pushliteral(L, "7.0.15");
+  lua_setfield(L, -2, "REDIS_VERSION");
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");  // the real table (register_function)
+  lua_setglobal(L, "redis");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
+  for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
+                          {"next", l_next},
+                          {"rawget", l_rawget},
+                          {"rawset", l_rawset},
+                          {"setmetatable", l_setmetatable}}) {
+    lua_pushcfunction(L, fn);
+    lua_setglobal(L, name);
+  }
+  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit"}) {
+    lua_getglobal(L, name);
+    if (!lua_istable(L, -1)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    make_readonly(L, nullptr);
+    lua_setglobal(L, name);
+  }
+  lua_newtable(L);
+  make_readonly(L, l_loading_redis_index);
+  lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
+  // The scripts' environment: a proxy of the globals whose missing names are errors; _G names it,
+  // so that _G.x = 1 fails like x = 1.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  make_readonly(L, l_env_index);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_env");
+  lua_setglobal(L, "_G");
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+  lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  return L;
+}
+
+Engine& engine() {
+  Engine& e = t_engine;
+  if (e.L == nullptr) {
+    e.L = new_state();
+    const auto seed =
+        static_cast<std::uint64_t>(std::time(nullptr)) ^ reinterpret_cast<std::uintptr_t>(&e);
+    e.rand_state[0] = static_cast<unsigned short>(seed);
+    e.rand_state[1] = static_cast<unsigned short>(seed >> 16);
+    e.rand_state[2] = static_cast<unsigned short>(seed >> 32);
+  }
+  return e;
+}
+
+// Compiles body as a chunk named `chunk`, with the sandbox environment; pushes the function or
+// returns false with *error set (the Lua message).
+bool compile(lua_State* L, std::string_view body, const char* chunk, std::string* error) {
+  std::string text(body);
+  if (text.size() >= 2 && text[0] == '#' && text[1] == '!') {
+    text[0] = '-';  // keep the shebang line as a comment so that line numbers stay right
+    text[1] = '-';
+  }
+  if (luaL_loadbuffer(L, text.data(), text.size(), chunk) != 0) {
+    const char* m = lua_tostring(L, -1);
+    *error = m != nullptr ? m : "?";
+    lua_pop(L, 1);
+    return false;
+  }
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_env");
+  lua_setfenv(L, -2);
+  return true;
+}
+
+// ---- Shebang ----
+
+// Parses "#!lua flags=a,b" (EVAL). Returns false with *error set.
+bool parse_eval_shebang(std::string_view body, bool* has, std::uint32_t* flags,
+                        std::string* error) {
+  *has = false;
+  *flags = 0;
+  if (!body.starts_with("#!")) return true;
+  *has = true;
+  std::string_view line = body.substr(0, body.find('\n'));
+  std::vector<std::string_view> words;
+  for (std::size_t i = 0; i < line.size();) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < line.size() && line[j] != ' ') ++j;
+    if (j > i) words.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  if (words.empty() || words[0] != "#!lua") {
+    *error =
+        "ERR Unexpected engine in script shebang: " + std::string(words.empty() ? line : words[0]);
+    return false;
+  }
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (!words[i].starts_with("flags=")) {
+      *error = "ERR Unknown lua shebang option: " + std::string(words[i]);
+      return false;
+    }
+    std::string_view list = words[i].substr(6);
+    while (!list.empty()) {
+      const std::size_t c = list.find(',');
+      const std::string_view f = list.substr(0, c);
+      if (f == "no-writes")
+        *flags |= kNoWrites;
+      else if (f == "allow-oom")
+        *flags |= kAllowOom;
+      else if (f != "allow-stale" && f != "no-cluster" && f != "allow-cross-slot-keys") {
+        *error = "ERR Unexpected flag in script shebang: " + std::string(f);
+        return false;
+      }
+      if (c == std::string_view::npos) break;
+      list = list.substr(c + 1);
+    }
+  }
+  return true;
+}
+
+// ---- Running ----
+
+// Parses numkeys as Redis does; replies the error and returns false when invalid.
+bool parse_numkeys(CommandContext& ctx, std::size_t at, std::int64_t* n) {
+  if (!arg_i64(ctx, ctx.arg(at), n)) return false;
+  if (*n < 0) {
+    ctx.reply.error("ERR Number of keys can't be negative");
+    return false;
+  }
+  if (static_cast<std::uint64_t>(*n) > ctx.argc() - at - 1) {
+    ctx.reply.error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  return true;
+}
+
+void push_strings(lua_State* L, std::span<const std::string_view> v) {
+  lua_createtable(L, static_cast<int>(v.size()), 0);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    lua_pushlstring(L, v[i].data(), v[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+// Whether redis.call must refuse keys outside KEYS (see the file comment of scripting.hpp).
+bool must_check_keys(CommandContext& ctx) {
+  return ctx.server.atomicity().scheme() == Atomicity::Scheme::kKeyLocks &&
+         !ctx.server.config().lua_undeclared_keys;
+}
+
+// Calls the function below the arguments on the stack (nargs of them) under the handler and
+// replies its result or error. `name` is the script's sha or the function's name.
+void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view name,
+         std::span<const std::string_view> keys, bool read_only) {
+  lua_State* L = e.L;
+  const int fn_at = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, l_error_handler);
+  lua_insert(L, fn_at);
+  RunSlot& slot = g_slots[ctx.worker.index() % kMaxSlots];
+  if (kind == 2) {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    slot.name = std::string(name);
+    slot.command.assign(ctx.argv.begin(), ctx.argv.end());
+  }
+  slot.wrote.store(false, std::memory_order_relaxed);
+  slot.kill.store(false, std::memory_order_relaxed);
+  slot.start_ms.store(steady_ms(), std::memory_order_relaxed);
+  slot.kind.store(kind, std::memory_order_release);
+  e.ctx = &ctx;
+  e.slot = &slot;
+  e.read_only = read_only;
+  e.declared.assign(keys.begin(), keys.end());
+  e.check_keys = must_check_keys(ctx);
+  const bool was_in_exec = ctx.conn.in_exec;
+  ctx.conn.in_exec = true;  // redis.call: the script's locks are held, no gate, no queuing
+  lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  const int rc = lua_pcall(L, nargs, 1, fn_at);
+  ctx.conn.in_exec = was_in_exec;
+  e.ctx = nullptr;
+  e.slot = nullptr;
+  slot.kind.store(0, std::memory_order_release);
+  lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  if (rc == 0) {
+    lua_to_reply(L, ctx.reply);
+  } else if (lua_type(L, -1) == LUA_TTABLE) {
+    lua_getfield(L, -1, "err");
+    std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "source");
+    const char* source = lua_tostring(L, -1);
+    std::string where = source != nullptr ? source : "?";
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "line");
+    const long line = static_cast<long>(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    ctx.reply.error(text + " script: " + std::string(name) + ", on " + where + ":" +
+                    std::to_string(line) + ".");
+  } else {
+    const char* m = lua_tostring(L, -1);
+    ctx.reply.error(std::string("ERR ") + (m != nullptr ? m : "error running script"));
+  }
+  lua_settop(L, fn_at - 1);
+  lua_gc(L, LUA_GCSTEP, 1);
+}
+
+// Drops this worker's compiled scripts when SCRIPT FLUSH ran since they were compiled.
+void sync_scripts(Engine& e) {
+  const std::uint64_t g = registry().script_gen.load(std::memory_order_acquire);
+  if (g == e.script_gen) return;
+  lua_newtable(e.L);
+  lua_setfield(e.L, LUA_REGISTRYINDEX, "__kvlab_scripts");
+  e.script_gen = g;
+}
+
+void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
+  std::int64_t numkeys = 0;
+  if (!parse_numkeys(ctx, 2, &numkeys)) return;
+  std::string sha, body;
+  Registry& reg = registry();
+  if (by_sha) {
+    sha = std::string(ctx.arg(1).substr(0, 40));
+    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = ctx.arg(1).size() == 40 ? reg.scripts.find(sha) : reg.scripts.end();
+    if (it == reg.scripts.end()) {
+      ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
+      return;
+    }
+    body = it->second;
+  } else {
+    body = std::string(ctx.arg(1));
+    sha = sha1_hex(body);
+  }
+  bool has_shebang = false;
+  std::uint32_t flags = 0;
+  std::string error;
+  if (!parse_eval_shebang(body, &has_shebang, &flags, &error)) {
+    ctx.reply.error(error);
+    return;
+  }
+  if (ro && has_shebang && !(flags & kNoWrites)) {
+    ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
+    return;
+  }
+  Engine& e = engine();
+  sync_scripts(e);
+  lua_State* L = e.L;
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_scripts");
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_scripts");
+  }
+  lua_getfield(L, -1, sha.c_str());
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    if (!compile(L, body, "@user_script", &error)) {
+      lua_pop(L, 1);
+      ctx.reply.error("ERR Error compiling script (new function): " + error);
+      return;
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, sha.c_str());
+    if (!by_sha) {
+      std::lock_guard<std::mutex> lock(reg.mu);
+      reg.scripts.emplace(sha, body);
+    }
+  }
+  lua_remove(L, -2);  // the scripts table
+  const auto keys = ctx.argv.subspan(3, static_cast<std::size_t>(numkeys));
+  const auto args = ctx.argv.subspan(3 + static_cast<std::size_t>(numkeys));
+  push_strings(L, keys);
+  lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
+  push_strings(L, args);
+  lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
+  run(ctx, e, 0, 1, sha, keys, ro || (flags & kNoWrites));
+}
+
+// ---- Functions ----
+
+// Collects what a library registers while its code runs (FUNCTION LOAD).
+struct Loading {
+  std::vector<Function> functions;
+  std::string error;
+};
+thread_local Loading* t_loading = nullptr;
+
+std::uint32_t parse_function_flag(std::string_view f, bool* ok) {
+  *ok = true;
+  if (f == "no-writes") return kNoWrites;
+  if (f == "allow-oom") return kAllowOom;
+  if (f == "allow-stale" || f == "no-cluster" || f == "allow-cross-slot-keys") return 0;
+  *ok = false;
+  return 0;
+}
+
+bool valid_name(std::string_view n) {
+  if (n.empty()) return false;
+  for (char c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+// redis.register_function(name, callback) or redis.register_function{function_name=...,
+// callback=..., flags={...}, description=...}; errors as Redis 7.0's, raised without a position.
+int l_register_function(lua_State* L) {
+  Loading* ld = t_loading;
+  if (ld == nullptr) return l_register_function_at_runtime(L);
+  auto fail = [&](const char* text) { return raise_error_table(L, std::string("ERR ") + text); };
+  Function f;
+  int callback_at = 0;
+  const int argc = lua_gettop(L);
+  if (argc == 2) {
+    if (lua_type(L, 1) != LUA_TSTRING)
+      return fail("first argument to redis.register_function must be a string");
+    if (!lua_isfunction(L, 2))
+      return fail("second argument to redis.register_function must be a function");
+    f.name = lua_tostring(L, 1);
+    callback_at = 2;
+  } else if (argc == 1 && lua_istable(L, 1)) {
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
+      const std::string_view k = key;
+      if (k == "function_name") {
+        if (lua_type(L, -1) != LUA_TSTRING)
+          return fail("function_name argument given to redis.register_function must be a string");
+        f.name = lua_tostring(L, -1);
+      } else if (k == "description") {
+        if (lua_type(L, -1) != LUA_TSTRING)
+          return fail("description argument given to redis.register_function must be a string");
+        f.description = lua_tostring(L, -1);
+      } else if (k == "callback") {
+        if (!lua_isfunction(L, -1))
+          return fail("callback argument given to redis.register_function must be a function");
+      } else if (k == "flags") {
+        if (!lua_istable(L, -1))
+          return fail(
+              "flags argument to redis.register_function must be a table representing function "
+              "flags");
+        for (int i = 1;; ++i) {
+          lua_rawgeti(L, -1, i);
+          if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+          }
+          const char* fl = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+          bool ok = false;
+          f.flags |= parse_function_flag(fl, &ok);
+          if (!ok) return fail("unknown flag given");
+          f.flag_names.emplace_back(fl);
+          lua_pop(L, 1);
+        }
+      } else {
+        return fail("unknown argument given to redis.register_function");
+      }
+      lua_pop(L, 1);
+    }
+    if (f.name.empty()) return fail("redis.register_function must get a function name argument");
+    lua_getfield(L, 1, "callback");
+    if (!lua_isfunction(L, -1)) return fail("redis.register_function must get a callback argument");
+    callback_at = lua_gettop(L);
+  } else {
+    return fail("wrong number of arguments to redis.register_function");
+  }
+  if (!valid_name(f.name))
+    return fail(
+        "Function names can only contain letters, numbers, or underscores(_) and must be at least "
+        "one character long");
+  for (const auto& g : ld->functions)
+    if (g.name == f.name) return fail("Function already exists in the library");
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+  lua_pushvalue(L, callback_at);
+  lua_setfield(L, -2, f.name.c_str());
+  lua_pop(L, 1);
+  ld->functions.push_back(std::move(f));
+  return 0;
+}
+
+// While a library loads, `redis` offers only register_function, log, setresp and the constants
+// (Redis 7.0's loading API); anything else is a missing global.
+int l_loading_redis_index(lua_State* L) {
+  const char* name = lua_tostring(L, 2);
+  const std::string_view n = name != nullptr ? name : "";
+  if (n == "register_function") {
+    lua_pushcfunction(L, l_register_function);
+    return 1;
+  }
+  if (n == "log" || n == "setresp" || n.starts_with("LOG_") || n.starts_with("REDIS_VERSION")) {
+    lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
+    lua_getfield(L, -1, name);
+    return 1;
+  }
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                    name != nullptr ? name : "?");
+}
+
+// A library's code gets 500 ms to register its functions, as in Redis.
+thread_local std::int64_t t_load_deadline_ms = 0;
+void load_hook(lua_State* L, lua_Debug*) {
+  if (steady_ms() > t_load_deadline_ms) {
+    lua_sethook(L, load_hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+    lua_pushliteral(L, "FUNCTION LOAD timeout");
+    lua_error(L);
+  }
+}
+
+// Parses "#!lua name=lib" of a library. Returns false with *error set.
+bool parse_library_shebang(std::string_view code, std::string* name, std::string* error) {
+  if (!code.starts_with("#!")) {
+    *error = "ERR Missing library metadata";
+    return false;
+  }
+  std::string_view line = code.substr(0, code.find('\n'));
+  std::vector<std::string_view> words;
+  for (std::size_t i = 0; i < line.size();) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    std::size_t j = i;
+    while (j < line.size() && line[j] != ' ') ++j;
+    if (j > i) words.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  if (words.empty() || words[0] != "#!lua") {
+    *error = "ERR Engine '" + std::string(words.empty() ? "" : words[0].substr(2)) + "' not found";
+    return false;
+  }
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i].starts_with("name=")) {
+      *name = std::string(words[i].substr(5));
+    } else {
+      *error = "ERR Invalid metadata value given: " + std::string(words[i]);
+      return false;
+    }
+  }
+  if (name->empty()) {
+    *error = "ERR Library name was not given";
+    return false;
+  }
+  if (!valid_name(*name)) {
+    *error =
+        "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+        "least one character long";
+    return false;
+  }
+  return true;
+}
+
+// Runs a library's code in L with redis.register_function live; fills ld. The callbacks land in
+// L's functions table.
+bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
+  std::string error;
+  if (!compile(L, code, "@user_function", &error)) {
+    ld->error = "ERR Error compiling function: " + error;
+    return false;
+  }
+  lua_pushcfunction(L, l_error_handler);
+  lua_insert(L, -2);
+  // The loading API: a read-only `redis` whose __index is l_loading_redis_index.
+  lua_getglobal(L, "redis");
+  const int saved_redis = lua_gettop(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
+  lua_setglobal(L, "redis");
+  lua_pushvalue(L, saved_redis - 1);  // the chunk
+  t_loading = ld;
+  t_load_deadline_ms = steady_ms() + 500;
+  lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
+  const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
+  t_loading = nullptr;
+  lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  lua_pushvalue(L, saved_redis);
+  lua_setglobal(L, "redis");
+  if (rc != 0) {
+    std::string text = "?";
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) text = lua_tostring(L, -1);
+      lua_pop(L, 1);
+    }
+    ld->error = "ERR Error registering functions: " + text;
+  } else if (ld->functions.empty()) {
+    ld->error = "ERR No functions registered";
+  }
+  lua_settop(L, saved_redis - 3);
+  return ld->error.empty();
+}
+
+// Rebuilds this worker's function table when the libraries changed since it was built.
+void sync_functions(Engine& e) {
+  Registry& reg = registry();
+  const std::uint64_t g = reg.function_gen.load(std::memory_order_acquire);
+  if (g == e.function_gen) return;
+  std::vector<std::string> codes;
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    for (const auto& [name, lib] : reg.libraries) codes.push_back(lib.code);
+  }
+  lua_newtable(e.L);
+  lua_setfield(e.L, LUA_REGISTRYINDEX, kFunctionsTable);
+  for (const auto& code : codes) {
+    Loading ld;
+    load_library_code(e.L, code, &ld);
+  }
+  e.function_gen = g;
+}
+
+void fcall_generic(CommandContext& ctx, bool ro) {
+  std::int64_t numkeys = 0;
+  if (!parse_numkeys(ctx, 2, &numkeys)) return;
+  Registry& reg = registry();
+  Function f;
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.functions.find(std::string(ctx.arg(1)));
+    if (it == reg.functions.end()) {
+      ctx.reply.error("ERR Function not found");
+      return;
+    }
+    f = it->second;
+  }
+  if (ro && !(f.flags & kNoWrites)) {
+    ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
+    return;
+  }
+  Engine& e = engine();
+  sync_functions(e);
+  lua_State* L = e.L;
+  lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+  lua_getfield(L, -1, f.name.c_str());
+  lua_remove(L, -2);
+  if (!lua_isfunction(L, -1)) {
+    lua_pop(L, 1);
+    ctx.reply.error("ERR Function not found");
+    return;
+  }
+  const auto keys = ctx.argv.subspan(3, static_cast<std::size_t>(numkeys));
+  const auto args = ctx.argv.subspan(3 + static_cast<std::size_t>(numkeys));
+  push_strings(L, keys);
+  push_strings(L, args);
+  run(ctx, e, 2, 2, f.name, keys, ro || (f.flags & kNoWrites));
+}
+
+// Validates and registers a library (FUNCTION LOAD, RESTORE). Returns false with *error set.
+bool add_library(std::string_view code, bool replace, std::string* lib_name, std::string* error) {
+  if (!parse_library_shebang(code, lib_name, error)) return false;
+  // Validate in a scratch state, so that a failing library leaves the worker's state untouched.
+  lua_State* L = new_state();
+  Loading ld;
+  const bool ok = load_library_code(L, code, &ld);
+  lua_close(L);
+  if (!ok) {
+    *error = ld.error;
+    return false;
+  }
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto old = reg.libraries.find(*lib_name);
+  if (old != reg.libraries.end() && !replace) {
+    *error = "ERR Library '" + *lib_name + "' already exists";
+    return false;
+  }
+  for (const auto& f : ld.functions) {
+    auto it = reg.functions.find(f.name);
+    if (it != reg.functions.end() && it->second.library != *lib_name) {
+      *error = "ERR Function " + f.name + " already exists";
+      return false;
+    }
+  }
+  if (old != reg.libraries.end()) {
+    for (const auto& fn : old->second.functions) reg.functions.erase(fn);
+  }
+  Library lib{*lib_name, std::string(code), {}};
+  for (auto& f : ld.functions) {
+    f.library = *lib_name;
+    lib.functions.push_back(f.name);
+    reg.functions[f.name] = f;
+  }
+  reg.libraries[*lib_name] = std::move(lib);
+  reg.function_gen.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
+  if (ctx.argc() == 3 && !iequals(ctx.arg(2), "async") && !iequals(ctx.arg(2), "sync")) {
+    // (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports")
+    ctx.reply.error("ERR " + std::string(command) + " FLUSH only " +
+                    (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option");
+    return false;
+  }
+  if (ctx.argc() > 3) {
+    ctx.reply.error(kvlab::server::err::kSyntax);
+    return false;
+  }
+  return true;
+}
+
+void kill_generic(CommandContext& ctx, bool is_eval) {
+  const std::int64_t now = steady_ms();
+  const std::int64_t limit = g_busy_threshold_ms.load(std::memory_order_relaxed);
+  for (unsigned i = 0; i < std::min(kMaxSlots, ctx.server.num_workers()); ++i) {
+    RunSlot& s = g_slots[i];
+    const int kind = s.kind.load(std::memory_order_acquire);
+    if (kind == 0 || now - s.start_ms.load(std::memory_order_relaxed) < limit) continue;
+    if (s.wrote.load(std::memory_order_relaxed)) {
+      ctx.reply.error(
+          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+          "can either wait the script termination or kill the server in a hard way using the "
+          "SHUTDOWN NOSAVE command.");
+      return;
+    }
+    if (is_eval && kind != 1) {
+      ctx.reply.error(
+          "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+          "NOSAVE.");
+      return;
+    }
+    if (!is_eval && kind != 2) {
+      ctx.reply.error(
+          "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+          "NOSAVE.");
+      return;
+    }
+    s.kill.store(true, std::memory_order_relaxed);
+    ctx.reply.ok();
+    return;
+  }
+  ctx.reply.error("NOTBUSY No scripts in execution right now.");
+}
+
+// The FUNCTION DUMP payload: kvlab's own format (not Redis's RDB encoding): "KVLABFN1", then per
+// library its code's length (8 decimal digits... as text "<len>\n") and code.
+constexpr std::string_view kDumpMagic = "KVLABFN1\n";
+
+}  // namespace
+
+std::int64_t busy_threshold_ms() {
+  return g_busy_threshold_ms.load(std::memory_order_relaxed);
+}
+void set_busy_threshold_ms(std::int64_t ms) {
+  g_busy_threshold_ms.store(ms, std::memory_order_relaxed);
+}
+
+void eval_cmd(CommandContext& ctx) {
+  eval_generic(ctx, false, false);
+}
+void evalsha_cmd(CommandContext& ctx) {
+  eval_generic(ctx, true, false);
+}
+void eval_ro_cmd(CommandContext& ctx) {
+  eval_generic(ctx, false, true);
+}
+void evalsha_ro_cmd(CommandContext& ctx) {
+  eval_generic(ctx, true, true);
+}
+void fcall_cmd(CommandContext& ctx) {
+  fcall_generic(ctx, false);
+}
+void fcall_ro_cmd(CommandContext& ctx) {
+  fcall_generic(ctx, true);
+}
+
+void script_load_cmd(CommandContext& ctx) {
+  const std::string body(ctx.arg(2));
+  const std::string sha = sha1_hex(body);
+  Engine& e = engine();
+  std::string error;
+  if (!compile(e.L, body, "@user_script", &error)) {
+    ctx.reply.error("ERR Error compiling script (new function): " + error);
+    return;
+  }
+  lua_pop(e.L, 1);
+  {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.scripts.emplace(sha, body);
+  }
+  ctx.reply.bulk(sha);
+}
+
+void script_exists_cmd(CommandContext& ctx) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  ctx.reply.array(ctx.argc() - 2);
+  for (std::size_t i = 2; i < ctx.argc(); ++i) {
+    std::string sha(ctx.arg(i));
+    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    ctx.reply.integer(reg.scripts.count(sha) != 0 ? 1 : 0);
+  }
+}
+
+void script_flush_cmd(CommandContext& ctx) {
+  if (!flush_mode_ok(ctx, "SCRIPT")) return;
+  Registry& reg = registry();
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.scripts.clear();
+    reg.script_gen.fetch_add(1, std::memory_order_release);
+  }
+  ctx.reply.ok();
+}
+
+void script_kill_cmd(CommandContext& ctx) {
+  kill_generic(ctx, true);
+}
+void function_kill_cmd(CommandContext& ctx) {
+  kill_generic(ctx, false);
+}
+
+void script_help_cmd(CommandContext& ctx) {
+  reply_help(
+      ctx,
+      {"SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "DEBUG (YES|SYNC|NO)",
+       "    Set the debug mode for subsequent scripts executed.", "EXISTS <sha1> [<sha1> ...]",
+       "    Return information about the existence of the scripts in the script cache.",
+       "FLUSH [ASYNC|SYNC]", "    Flush the Lua scripts cache. Very dangerous on replicas.",
+       "    When called without the optional mode argument, the behavior is determined by the",
+       "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+       "    * ASYNC: Asynchronously flush the scripts cache.",
+       "    * SYNC: Synchronously flush the scripts cache.", "KILL",
+       "    Kill the currently executing Lua script.", "LOAD <script>",
+       "    Load a script into the scripts cache without executing it.", "HELP",
+       "    Prints this help."});
+}
+
+void function_load_cmd(CommandContext& ctx) {
+  bool replace = false;
+  const std::size_t i = ctx.argc() - 1;  // the code is the last argument
+  for (std::size_t k = 2; k < i; ++k) {
+    if (!iequals(ctx.arg(k), "replace")) {
+      ctx.reply.error("ERR Unknown option given: " + std::string(ctx.arg(k)));
+      return;
+    }
+    replace = true;
+  }
+  std::string name, error;
+  if (!add_library(ctx.arg(i), replace, &name, &error)) {
+    ctx.reply.error(error);
+    return;
+  }
+  ctx.reply.bulk(name);
+}
+
+void function_list_cmd(CommandContext& ctx) {
+  bool with_code = false;
+  std::string pattern;
+  bool has_pattern = false;
+  for (std::size_t i = 2; i < ctx.argc(); ++i) {
+    if (iequals(ctx.arg(i), "withcode") && !with_code) {
+      with_code = true;
+    } else if (iequals(ctx.arg(i), "libraryname") && !has_pattern) {
+      if (i + 1 >= ctx.argc()) {
+        ctx.reply.error("ERR library name argument was not given");
+        return;
+      }
+      pattern = std::string(ctx.arg(++i));
+      has_pattern = true;
+    } else {
+      ctx.reply.error("ERR Unknown argument " + std::string(ctx.arg(i)));
+      return;
+    }
+  }
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::vector<const Library*> libs;
+  for (const auto& [name, lib] : reg.libraries)
+    if (!has_pattern || glob_match(pattern, name)) libs.push_back(&lib);
+  ctx.reply.array(libs.size());
+  for (const Library* lib : libs) {
+    ctx.reply.array(with_code ? 8 : 6);
+    ctx.reply.bulk("library_name");
+    ctx.reply.bulk(lib->name);
+    ctx.reply.bulk("engine");
+    ctx.reply.bulk("LUA");
+    ctx.reply.bulk("functions");
+    ctx.reply.array(lib->functions.size());
+    // Redis lists a library's functions in its dictionary's (random) order; kvlab in the order
+    // they were registered.
+    for (const std::string& fname : lib->functions) {
+      const Function& f = reg.functions.at(fname);
+      ctx.reply.array(6);
+      ctx.reply.bulk("name");
+      ctx.reply.bulk(f.name);
+      ctx.reply.bulk("description");
+      if (f.description.empty())
+        ctx.reply.null();
+      else
+        ctx.reply.bulk(f.description);
+      ctx.reply.bulk("flags");
+      ctx.reply.array(f.flag_names.size());
+      for (const auto& n : f.flag_names) ctx.reply.simple(n);
+    }
+    if (with_code) {
+      ctx.reply.bulk("library_code");
+      ctx.reply.bulk(lib->code);
+    }
+  }
+}
+
+void function_delete_cmd(CommandContext& ctx) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.libraries.find(std::string(ctx.arg(2)));
+  if (it == reg.libraries.end()) {
+    ctx.reply.error("ERR Library not found");
+    return;
+  }
+  for (const auto& f : it->second.functions) reg.functions.erase(f);
+  reg.libraries.erase(it);
+  reg.function_gen.fetch_add(1, std::memory_order_release);
+  ctx.reply.ok();
+}
+
+void function_flush_cmd(CommandContext& ctx) {
+  if (!flush_mode_ok(ctx, "FUNCTION")) return;
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.libraries.clear();
+  reg.functions.clear();
+  reg.function_gen.fetch_add(1, std::memory_order_release);
+  ctx.reply.ok();
+}
+
+void function_stats_cmd(CommandContext& ctx) {
+  ctx.reply.array(4);
+  ctx.reply.bulk("running_script");
+  const std::int64_t now = steady_ms();
+  bool shown = false;
+  // The running function, if any (an EVAL script is not shown: Redis answers BUSY then).
+  for (unsigned i = 0; i < std::min(kMaxSlots, ctx.server.num_workers()) && !shown; ++i) {
+    RunSlot& s = g_slots[i];
+    if (s.kind.load(std::memory_order_acquire) != 2) continue;
+    std::lock_guard<std::mutex> lock(s.mu);
+    ctx.reply.array(6);
+    ctx.reply.bulk("name");
+    ctx.reply.bulk(s.name);
+    ctx.reply.bulk("command");
+    ctx.reply.array(s.command.size());
+    for (const auto& a : s.command) ctx.reply.bulk(a);
+    ctx.reply.bulk("duration_ms");
+    ctx.reply.integer(now - s.start_ms.load(std::memory_order_relaxed));
+    shown = true;
+  }
+  if (!shown) ctx.reply.null();
+  ctx.reply.bulk("engines");
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  ctx.reply.array(2);
+  ctx.reply.bulk("LUA");
+  ctx.reply.array(4);
+  ctx.reply.bulk("libraries_count");
+  ctx.reply.integer(static_cast<std::int64_t>(reg.libraries.size()));
+  ctx.reply.bulk("functions_count");
+  ctx.reply.integer(static_cast<std::int64_t>(reg.functions.size()));
+}
+
+void function_dump_cmd(CommandContext& ctx) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::string out(kDumpMagic);
+  for (const auto& [name, lib] : reg.libraries) {
+    out += std::to_string(lib.code.size());
+    out += '\n';
+    out += lib.code;
+  }
+  ctx.reply.bulk(out);
+}
+
+void function_restore_cmd(CommandContext& ctx) {
+  std::string_view policy = "append";
+  if (ctx.argc() == 4) {
+    if (iequals(ctx.arg(3), "flush"))
+      policy = "flush";
+    else if (iequals(ctx.arg(3), "replace"))
+      policy = "replace";
+    else if (!iequals(ctx.arg(3), "append")) {
+      ctx.reply.error(
+          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      return;
+    }
+  } else if (ctx.argc() > 4) {
+    ctx.reply.error(kvlab::server::err::kSyntax);
+    return;
+  }
+  std::string_view p = ctx.arg(2);
+  std::vector<std::string> codes;
+  bool ok = p.starts_with(kDumpMagic);
+  p.remove_prefix(ok ? kDumpMagic.size() : 0);
+  while (ok && !p.empty()) {
+    const std::size_t nl = p.find('\n');
+    std::int64_t n = 0;
+    if (nl == std::string_view::npos || !parse_i64(p.substr(0, nl), &n) || n < 0 ||
+        static_cast<std::size_t>(n) > p.size() - nl - 1) {
+      ok = false;
+      break;
+    }
+    codes.emplace_back(p.substr(nl + 1, static_cast<std::size_t>(n)));
+    p.remove_prefix(nl + 1 + static_cast<std::size_t>(n));
+  }
+  if (!ok) {
+    ctx.reply.error("ERR DUMP payload version or checksum are wrong");
+    return;
+  }
+  Registry& reg = registry();
+  std::map<std::string, Library> saved_libs;
+  std::map<std::string, Function> saved_fns;
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    saved_libs = reg.libraries;
+    saved_fns = reg.functions;
+    if (policy == "flush") {
+      reg.libraries.clear();
+      reg.functions.clear();
+    }
+  }
+  for (const auto& code : codes) {
+    std::string name, error;
+    if (!add_library(code, policy == "replace", &name, &error)) {
+      std::lock_guard<std::mutex> lock(reg.mu);  // all or nothing
+      reg.libraries = std::move(saved_libs);
+      reg.functions = std::move(saved_fns);
+      reg.function_gen.fetch_add(1, std::memory_order_release);
+      ctx.reply.error(error);
+      return;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.function_gen.fetch_add(1, std::memory_order_release);
+  }
+  ctx.reply.ok();
+}
+
+void function_help_cmd(CommandContext& ctx) {
+  reply_help(
+      ctx, {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "LOAD [REPLACE] <FUNCTION CODE>",
+            "    Create a new library with the given library name and code.",
+            "DELETE <LIBRARY NAME>",
+            "    Delete the given library.",
+            "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+            "    Return general information on all the libraries:",
+            "    * Library name",
+            "    * The engine used to run the Library",
+            "    * Library description",
+            "    * Functions list",
+            "    * Library code (if WITHCODE is given)",
+            "    It also possible to get only function that matches a pattern using LIBRARYNAME",
+            "    argument.",
+            "STATS",
+            "    Return information about the current function running:",
+            "    * Function name",
+            "    * Command used to run the function",
+            "    * Duration in MS that the function is running",
+            "    If no function is running, return nil",
+            "    In addition, returns a list of available engines.",
+            "KILL",
+            "    Kill the current running function.",
+            "FLUSH [ASYNC|SYNC]",
+            "    Delete all the libraries.",
+            "    When called without the optional mode argument, the behavior is determined by the",
+            "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+            "    * ASYNC: Asynchronously flush the libraries.",
+            "    * SYNC: Synchronously flush the libraries.",
+            "DUMP",
+            "    Return a serialized payload representing the current libraries, can be restored "
+            "using FUNCTION RESTORE command",
+            "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+            "    Restore the libraries represented by the given payload, it is possible to give a "
+            "restore policy to",
+            "    control how to handle existing libraries (default APPEND):",
+            "    * FLUSH: delete all existing libraries.",
+            "    * APPEND: appends the restored libraries to the existing libraries. On collision, "
+            "abort.",
+            "    * REPLACE: appends the restored libraries to the existing libraries, On "
+            "collision, replace the old",
+            "      libraries with the new libraries (notice that even on this case there is no way "
+            "to restore",
+            "      the libraries in a way that leaves the server state incoherent).",
+            "HELP",
+            "    Print this help."});
+}
+
+}  // namespace scripting
+}  // namespace kvlab::server

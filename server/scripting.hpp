@@ -1,0 +1,62 @@
+// Lua scripting as Redis 7.0 has it (EVAL, EVALSHA, *_RO, SCRIPT, FCALL, FUNCTION), on Lua 5.1
+// with cjson and bit, run under kvlab's --atomicity scheme.
+//
+// Design:
+// - One lua_State per worker thread, created on the worker's first script. The script cache
+//   (sha1 -> body) and the function libraries live in one process-wide registry under a mutex;
+//   each worker compiles a body on first use. SCRIPT FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE bump
+//   a generation counter: a worker whose state is older drops its compiled functions.
+// - Atomicity: the EVAL/EVALSHA/FCALL rows declare their keys (the numkeys form) and carry
+//   kEscalate, so dispatch() runs the whole script as one escalated operation over exactly its
+//   declared KEYS (server/atomicity.hpp). redis.call runs commands with conn.in_exec set (the locks
+//   are held: no gate), through dispatch(), into a scratch buffer whose RESP2 reply is parsed into
+//   Lua values. Under --atomicity key-locks a call on a key outside KEYS is refused, unless the
+//   server runs with --lua-undeclared-keys yes: then every script escalates over the whole
+//   keyspace. Under --atomicity global every escalation is exclusive, so any key is allowed.
+// - Timeout: a count hook compares the elapsed time with busy-reply-threshold (lua-time-limit);
+//   past it, the script's worker serves its other connections from the hook (BUSY, or SCRIPT KILL
+//   / FUNCTION KILL: Worker::serve_while_busy), and a KILL from any worker (no keys: never held by
+//   the gate) stops a script that has not written. Difference from Redis: clients of other
+//   workers are not answered BUSY; they run, or wait for the gate until the script ends.
+//
+// Thread safety: the handlers run on the calling worker's thread with its own lua_State; the
+// registry and the per-worker run slots (read by SCRIPT KILL) are shared and synchronized.
+#pragma once
+
+#include <cstdint>
+
+namespace kvlab::server {
+
+struct CommandContext;
+
+namespace scripting {
+
+// busy-reply-threshold / lua-time-limit in milliseconds (CONFIG GET/SET; default 5000).
+std::int64_t busy_threshold_ms();
+void set_busy_threshold_ms(std::int64_t ms);
+
+void eval_cmd(CommandContext& ctx);
+void evalsha_cmd(CommandContext& ctx);
+void eval_ro_cmd(CommandContext& ctx);
+void evalsha_ro_cmd(CommandContext& ctx);
+void fcall_cmd(CommandContext& ctx);
+void fcall_ro_cmd(CommandContext& ctx);
+
+void script_load_cmd(CommandContext& ctx);
+void script_exists_cmd(CommandContext& ctx);
+void script_flush_cmd(CommandContext& ctx);
+void script_kill_cmd(CommandContext& ctx);
+void script_help_cmd(CommandContext& ctx);
+
+void function_load_cmd(CommandContext& ctx);
+void function_list_cmd(CommandContext& ctx);
+void function_delete_cmd(CommandContext& ctx);
+void function_flush_cmd(CommandContext& ctx);
+void function_kill_cmd(CommandContext& ctx);
+void function_stats_cmd(CommandContext& ctx);
+void function_dump_cmd(CommandContext& ctx);
+void function_restore_cmd(CommandContext& ctx);
+void function_help_cmd(CommandContext& ctx);
+
+}  // namespace scripting
+}  // namespace kvlab::server
