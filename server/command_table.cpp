@@ -36,6 +36,14 @@ std::string wrong_arity(std::string_view full_name) {
   return "ERR wrong number of arguments for '" + std::string(full_name) + "' command";
 }
 
+std::string subcommand_syntax(std::string_view command, std::string_view sub) {
+  std::string upper(command);
+  for (char& c : upper)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+  return "ERR unknown subcommand or wrong number of arguments for '" +
+         std::string(sub.substr(0, 128)) + "'. Try " + upper + " HELP.";
+}
+
 std::string unknown_subcommand(std::string_view sub, std::string_view command_upper) {
   return "ERR unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
          std::string(command_upper) + " HELP.";

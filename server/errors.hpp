@@ -30,6 +30,8 @@ inline std::string proto_expected_dollar(char got) {
 std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc);
 std::string wrong_arity(std::string_view full_name);  // full_name is "get" or "client|setname"
 std::string unknown_subcommand(std::string_view sub, std::string_view command_upper);
+// Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.
+std::string subcommand_syntax(std::string_view command, std::string_view sub);
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kNoAuthHello =
     "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "

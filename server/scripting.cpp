@@ -975,6 +975,10 @@ void sync_scripts(Engine& e) {
 }
 
 void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
+  if (by_sha && ctx.arg(1).size() != 40) {  // as Redis: no such script, before numkeys
+    ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
+    return;
+  }
   std::int64_t numkeys = 0;
   if (!parse_numkeys(ctx, 2, &numkeys)) return;
   std::string sha, body;
@@ -1267,8 +1271,7 @@ void sync_functions(Engine& e) {
 }
 
 void fcall_generic(CommandContext& ctx, bool ro) {
-  std::int64_t numkeys = 0;
-  if (!parse_numkeys(ctx, 2, &numkeys)) return;
+  // As Redis: the function is looked up first, and numkeys has FCALL's own text.
   Registry& reg = registry();
   Function f;
   {
@@ -1280,6 +1283,12 @@ void fcall_generic(CommandContext& ctx, bool ro) {
     }
     f = it->second;
   }
+  std::int64_t numkeys = 0;
+  if (!parse_i64(ctx.arg(2), &numkeys)) {
+    ctx.reply.error("ERR Bad number of keys provided");
+    return;
+  }
+  if (!parse_numkeys(ctx, 2, &numkeys)) return;
   if (ro && !(f.flags & kNoWrites)) {
     ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
     return;
@@ -1349,8 +1358,9 @@ bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
                     (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option");
     return false;
   }
-  if (ctx.argc() > 3) {
-    ctx.reply.error(kvlab::server::err::kSyntax);
+  if (ctx.argc() > 3) {  // as Redis: SCRIPT repeats its option text, FUNCTION a syntax error
+    ctx.reply.error(command == "SCRIPT" ? std::string("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+                                        : kvlab::server::err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
     return false;
   }
   return true;
@@ -1489,7 +1499,9 @@ void function_load_cmd(CommandContext& ctx) {
   const std::size_t i = ctx.argc() - 1;  // the code is the last argument
   for (std::size_t k = 2; k < i; ++k) {
     if (!iequals(ctx.arg(k), "replace")) {
-      ctx.reply.error("ERR Unknown option given: " + std::string(ctx.arg(k)));
+      // Redis prints the option as a C string: up to its first NUL byte.
+      const std::string_view opt = ctx.arg(k);
+      ctx.reply.error("ERR Unknown option given: " + std::string(opt.substr(0, opt.find('\0'))));
       return;
     }
     replace = true;
@@ -1640,7 +1652,7 @@ void function_restore_cmd(CommandContext& ctx) {
       return;
     }
   } else if (ctx.argc() > 4) {
-    ctx.reply.error(kvlab::server::err::kSyntax);
+    ctx.reply.error(kvlab::server::err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
     return;
   }
   std::string_view p = ctx.arg(2);

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "kvlab_config.hpp"
-#include "server/scripting.hpp"
 #include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
 #include "structures/keyspace.hpp"
@@ -312,8 +311,7 @@ void client_unblock_cmd(CommandContext& ctx) {
       return;
     }
   } else if (ctx.argc() > 4) {
-    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for 'UNBLOCK'. Try "
-                    "CLIENT HELP.");
+    ctx.reply.error(err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
     return;
   }
   std::int64_t id = 0;  // as Redis: the reason is checked before the id

@@ -387,6 +387,7 @@ class ZSet {
   // Adds a copy of every (member, score) of other; REQUIRES: this set is empty. Fresh nodes and
   // index entries: nothing is shared with other. O(N log N).
   void copy_from(const ZSet& other) {
+    skiplist_ = other.skiplist_;
     index_.reserve(other.size());
     slots_.reserve(other.size());
     for (const Node* n = other.list_.first(); n != nullptr; n = n->next()) set(n->member, n->score);
@@ -401,12 +402,22 @@ class ZSet {
     return n != nullptr ? std::optional<double>(n->score) : std::nullopt;
   }
 
-  // Sets member's score, adding the member when absent. REQUIRES: score not NaN.
-  // A score of -0 is stored as 0: Redis keeps small sorted sets in a listpack, which stores the
-  // score "-0" as the integer 0, so ZSCORE and ZRANGE answer "0" (found by tests/compat).
+  // Redis 7.0 keeps a sorted set in a listpack until it outgrows zset-max-listpack-entries (128)
+  // or -value (64 bytes), then in a skiplist for good. kvlab has one layout, but the encoding shows
+  // in one reply: a listpack stores a score of -0 as the integer 0, a skiplist keeps -0 (found by
+  // tests/compat). A set created for `elements` members of at most `max_member` bytes starts as
+  // Redis would create it (ZADD, the STORE forms).
+  void note_creation(std::size_t elements, std::size_t max_member) {
+    if (elements > kListpackEntries || max_member > kListpackValue) skiplist_ = true;
+  }
+
+  // Sets member's score, adding the member when absent. REQUIRES: score not NaN. -0 becomes 0
+  // while Redis would hold the set in a listpack (see note_creation).
   AddResult set(std::string_view member, double score) {
-    if (score == 0) score = 0.0;
     auto it = index_.find(member);
+    if (!skiplist_ && member.size() > kListpackValue) skiplist_ = true;
+    if (!skiplist_ && it == index_.end() && size() + 1 > kListpackEntries) skiplist_ = true;
+    if (score == 0 && !skiplist_) score = 0.0;
     if (it == index_.end()) {
       Node* n = list_.insert(score, member);
       n->slot = static_cast<std::uint32_t>(slots_.size());
@@ -455,6 +466,8 @@ class ZSet {
   ZSkipList list_;
   std::unordered_map<std::string_view, Node*> index_;
   std::vector<Node*> slots_;
+  static constexpr std::size_t kListpackEntries = 128, kListpackValue = 64;
+  bool skiplist_ = false;  // Redis would hold this set in a skiplist (see note_creation)
 };
 
 // Parses a score as Redis's getDoubleFromObject: strtod over the whole argument, no leading blank,

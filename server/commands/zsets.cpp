@@ -89,6 +89,12 @@ void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
   double last = 0;
   bool nan = false;
   const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), !f.xx, [&](ZSet& z) {
+    if (z.empty()) {  // a new set: Redis picks its encoding from this ZADD's members
+      std::size_t longest = 0;
+      for (std::size_t j = 0; j < elements; ++j)
+        longest = std::max(longest, ctx.arg(scoreidx + 2 * j + 1).size());
+      z.note_creation(elements, longest);
+    }
     for (std::size_t j = 0; j < elements; ++j) {
       const std::string_view member = ctx.arg(scoreidx + 2 * j + 1);
       double score = scores[j];
@@ -766,9 +772,10 @@ void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool
     // Redis stores a small result (at most 128 members of at most 64 bytes, its default
     // zset-max-listpack-entries/-value) as a listpack, which reads -0 back as 0; a larger one
     // keeps -0 in its skiplist.
-    bool small = out.size() <= 128;
-    for (const auto& [m, sc] : out) small = small && m.size() <= 64;
-    for (const auto& [m, sc] : out) z.set(m, small && sc == 0 ? 0.0 : sc);
+    std::size_t longest = 0;
+    for (const auto& [m, sc] : out) longest = std::max(longest, m.size());
+    z.note_creation(out.size(), longest);
+    for (const auto& [m, sc] : out) z.set(m, sc);
     store_zset(ctx, ctx.arg(1), std::move(result));
     return;
   }
