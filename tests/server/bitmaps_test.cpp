@@ -480,71 +480,9 @@ TEST_SUITE("server") {
 
 namespace {
 
-// redis-server's full path from PATH, or empty.
-std::string find_redis_server() {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return {};
-  std::stringstream ss(path);
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    const std::string p = dir + "/redis-server";
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  }
-  return {};
-}
+using kvtest::find_redis_server;
 
-// A redis-server child on a free loopback port, no persistence; stopped by pid.
-class RedisProcess {
- public:
-  explicit RedisProcess(const std::string& binary) {
-    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) {
-      port_ = kvtest::free_port();
-      std::vector<std::string> args = {
-          binary,         "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-          "--appendonly", "no",     "--daemonize",         "no"};
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        std::_Exit(127);
-      }
-      bool ready = false;
-      for (int i = 0; i < 250 && !ready; ++i) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) break;
-        const int fd = kvtest::connect_raw(port_);
-        if (fd >= 0) {
-          ::close(fd);
-          ready = true;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
-      if (!ready) stop();
-    }
-  }
-  ~RedisProcess() { stop(); }
-  RedisProcess(const RedisProcess&) = delete;
-  RedisProcess& operator=(const RedisProcess&) = delete;
-  bool running() const { return pid_ > 0; }
-  int port() const { return port_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using kvtest::RedisProcess;
 
 // Random commands over a few keys: bit and string writes, every bitmap read, malformed arguments.
 class Generator {
@@ -790,7 +728,7 @@ TEST_SUITE("server") {
       MESSAGE("redis-server is not on PATH: comparison skipped");
       return;
     }
-    RedisProcess oracle(redis);
+    RedisProcess oracle;
     REQUIRE(oracle.running());
     REQUIRE(server().running());
     Client r(oracle.port()), k(server().port());

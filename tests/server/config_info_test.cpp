@@ -22,63 +22,9 @@ kvtest::ServerProcess& kvlab() {
   return s;
 }
 
-std::string find_redis_server() {
-  const char* path = std::getenv("PATH");
-  std::string p = path != nullptr ? path : "";
-  std::size_t i = 0;
-  while (i <= p.size()) {
-    std::size_t j = p.find(':', i);
-    if (j == std::string::npos) j = p.size();
-    const std::string cand = p.substr(i, j - i) + "/redis-server";
-    if (::access(cand.c_str(), X_OK) == 0) return cand;
-    i = j + 1;
-  }
-  return "";
-}
+using kvtest::find_redis_server;
 
-// A redis-server child on a free loopback port with persistence off; stopped by pid.
-class RedisProcess {
- public:
-  RedisProcess() {
-    const std::string bin = find_redis_server();
-    if (bin.empty()) return;
-    port_ = kvtest::free_port();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      ::dup2(devnull, 1);
-      ::dup2(devnull, 2);
-      ::chdir("/tmp");
-      const std::string port = std::to_string(port_);
-      ::execl(bin.c_str(), bin.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-              "--appendonly", "no", "--daemonize", "no", static_cast<char*>(nullptr));
-      std::_Exit(127);
-    }
-    for (int k = 0; k < 250; ++k) {
-      const int fd = kvtest::connect_raw(port_);
-      if (fd >= 0) {
-        ::close(fd);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    stop();
-  }
-  ~RedisProcess() { stop(); }
-  bool running() const { return pid_ > 0; }
-  int port() const { return port_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using kvtest::RedisProcess;
 
 RedisProcess& redis() {
   static RedisProcess r;

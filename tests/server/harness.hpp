@@ -314,4 +314,80 @@ inline int run_capture(const std::string& cmdline, std::string* out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+
+// redis-server's full path from PATH, or empty when it is not installed.
+inline std::string find_redis_server() {
+  const char* path = std::getenv("PATH");
+  std::string p = path != nullptr ? path : "/usr/bin:/bin";
+  for (std::size_t i = 0; i <= p.size();) {
+    std::size_t j = p.find(':', i);
+    if (j == std::string::npos) j = p.size();
+    const std::string cand = p.substr(i, j - i) + "/redis-server";
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+    i = j + 1;
+  }
+  return {};
+}
+
+// The oracle: a redis-server child on a free loopback port, persistence off, stopped by pid.
+// running() is false when redis-server is not installed (the caller skips its comparison).
+class RedisProcess {
+ public:
+  explicit RedisProcess(std::vector<std::string> extra = {}) {
+    const std::string path = find_redis_server();
+    if (path.empty()) return;
+    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) {
+      port_ = free_port();
+      std::vector<std::string> args = {path,     "--port",       std::to_string(port_),
+                                       "--bind", "127.0.0.1",    "--save",
+                                       "",       "--appendonly", "no",
+                                       "--daemonize", "no"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      pid_ = ::fork();
+      if (pid_ == 0) {
+        const int devnull = ::open("/dev/null", O_WRONLY);
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        std::_Exit(127);
+      }
+      bool ready = false;
+      for (int i = 0; i < 250 && !ready; ++i) {  // up to 5 s
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+          pid_ = -1;
+          break;
+        }
+        const int fd = connect_raw(port_);
+        if (fd >= 0) {
+          ::close(fd);
+          ready = true;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
+      if (!ready) stop();
+    }
+  }
+  ~RedisProcess() { stop(); }
+  RedisProcess(const RedisProcess&) = delete;
+  RedisProcess& operator=(const RedisProcess&) = delete;
+  bool running() const { return pid_ > 0; }
+  int port() const { return port_; }
+
+ private:
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
 }  // namespace kvtest

@@ -57,68 +57,7 @@ std::string header(int encoding, std::uint64_t card, bool stale) {
   return s;
 }
 
-// A redis-server child on a free loopback port, stopped by pid; not running when the binary is
-// absent.
-class RedisProcess {
- public:
-  RedisProcess() {
-    std::string path;
-    if (kvtest::run_capture("command -v redis-server", &path) != 0 || path.empty()) return;
-    while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
-    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) {
-      port_ = kvtest::free_port();
-      std::vector<std::string> args = {
-          path,           "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-          "--appendonly", "no",     "--daemonize",         "no"};
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(argv[0], argv.data());
-        std::_Exit(127);
-      }
-      bool ready = false;
-      for (int i = 0; i < 250 && !ready; ++i) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) break;
-        const int fd = kvtest::connect_raw(port_);
-        if (fd >= 0) {
-          ::close(fd);
-          ready = true;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
-      if (!ready) stop();
-    }
-  }
-  ~RedisProcess() { stop(); }
-  bool running() const { return pid_ > 0; }
-  int port() const { return port_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using kvtest::RedisProcess;
 
 RedisProcess& redis() {
   static RedisProcess r;

@@ -62,65 +62,7 @@ constexpr std::string_view kIntRange =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 constexpr std::string_view kNotDouble = "ERR One or more scores can't be converted into double";
 
-// A redis-server child on a free loopback port with one database, stopped by pid.
-class RedisProcess {
- public:
-  RedisProcess() {
-    std::string where;
-    if (kvtest::run_capture("command -v redis-server", &where) != 0) return;
-    for (int attempt = 0; attempt < 5 && pid_ <= 0; ++attempt) {
-      port_ = kvtest::free_port();
-      const std::string port = std::to_string(port_);
-      pid_ = ::fork();
-      if (pid_ == 0) {
-        const int devnull = ::open("/dev/null", O_WRONLY);
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-        ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-                 "--save", "", "--appendonly", "no", "--databases", "1", "--daemonize", "no",
-                 static_cast<char*>(nullptr));
-        std::_Exit(127);
-      }
-      bool up = false;
-      for (int i = 0; i < 250 && !up; ++i) {
-        int status = 0;
-        if (::waitpid(pid_, &status, WNOHANG) == pid_) break;
-        const int fd = kvtest::connect_raw(port_);
-        if (fd >= 0) {
-          ::close(fd);
-          up = true;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
-      if (!up) stop();
-    }
-  }
-  ~RedisProcess() { stop(); }
-  RedisProcess(const RedisProcess&) = delete;
-  RedisProcess& operator=(const RedisProcess&) = delete;
-  bool running() const { return pid_ > 0; }
-  int port() const { return port_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using kvtest::RedisProcess;
 
 // One line per reply node, for readable comparisons.
 void flatten(const Reply& r, std::string* out, int depth = 0) {
@@ -605,7 +547,7 @@ TEST_SUITE("generic key commands") {
   // STORE result) must be the same. Cases whose order Redis leaves unspecified are not generated:
   // a set BY nosort without STORE (hash order), and ALPHA BY with equal or missing BY values.
   TEST_CASE("random SORT commands answer as redis-server does") {
-    RedisProcess redis;
+    RedisProcess redis({"--databases", "1"});
     if (!redis.running()) {
       MESSAGE("redis-server not on PATH: comparison skipped");
       return;

@@ -17,48 +17,7 @@ using kvtest::Reply;
 
 namespace {
 
-// Debian's redis-server on a free port, stopped by pid; absent when not installed.
-class RedisProcess {
- public:
-  RedisProcess() {
-    std::string out;
-    if (kvtest::run_capture("command -v redis-server", &out) != 0 || out.empty()) return;
-    std::string path = out.substr(0, out.find('\n'));
-    port_ = kvtest::free_port();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      ::dup2(devnull, 1);
-      ::dup2(devnull, 2);
-      const std::string port = std::to_string(port_);
-      ::execl(path.c_str(), path.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save",
-              "", "--appendonly", "no", "--daemonize", "no", nullptr);
-      std::_Exit(127);
-    }
-    for (int i = 0; i < 250; ++i) {
-      const int fd = kvtest::connect_raw(port_);
-      if (fd >= 0) {
-        ::close(fd);
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    stop();
-  }
-  ~RedisProcess() { stop(); }
-  bool running() const { return pid_ > 0; }
-  int port() const { return port_; }
-
- private:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  int port_ = 0;
-};
+using kvtest::RedisProcess;
 
 std::string show(const Reply& r) {
   std::string s = std::to_string(r.type) + ":" + r.str;
