@@ -57,8 +57,21 @@ class BlockingRegistry {
   std::atomic<std::size_t> count_{0};
 };
 
-// Keys modified by the running command while any client is blocked (Db records them): the keys
-// serve_blocked() looks at. One list per worker thread.
-std::vector<std::string>& ready_keys();
+// The keys an escalation that serves blocked clients modified (Db records them while `collecting`,
+// between start() and serve_blocked()): the keys serve_blocked() looks at. One per worker thread;
+// outside such an escalation nothing is recorded, so the list cannot grow with unrelated writes.
+struct ReadyKeys {
+  bool collecting = false;
+  std::vector<std::string> keys;
+  void start() {
+    keys.clear();
+    collecting = true;
+  }
+  void stop() {
+    collecting = false;
+    keys.clear();
+  }
+};
+ReadyKeys& ready_keys();
 
 }  // namespace kvlab::server

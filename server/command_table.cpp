@@ -306,7 +306,7 @@ void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
   Atomicity& gate = ctx.server.atomicity();
   std::vector<std::uint32_t> held;
   gate.begin_multi(ctx.worker.index(), {}, true, &held);
-  ready_keys().clear();
+  ready_keys().start();
   invoke(ctx, cmd);
   serve_blocked(ctx);
   gate.end_multi(ctx.worker.index(), &held);
@@ -365,7 +365,7 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
     return run_serving(ctx, cmd);
   }
   if (wide && ctx.server.blocking().active()) {
-    ready_keys().clear();
+    ready_keys().start();
     invoke(ctx, cmd);
     serve_blocked(ctx);
   } else {

@@ -122,7 +122,10 @@ class Db {
  private:
   void modified(std::string_view key, bool now_absent) {
     if (watches_.active()) watches_.touch(key, now_absent);
-    if (blocking_.active()) ready_keys().emplace_back(key);  // for serve_blocked()
+    if (blocking_.active()) {  // for serve_blocked()
+      ReadyKeys& r = ready_keys();
+      if (r.collecting) r.keys.emplace_back(key);
+    }
   }
 
   Keyspace& ks_;

@@ -64,9 +64,9 @@ std::shared_ptr<BlockedClient> BlockingRegistry::find(std::uint64_t conn_id) {
   return it == by_conn_.end() ? nullptr : it->second;
 }
 
-std::vector<std::string>& ready_keys() {
-  thread_local std::vector<std::string> keys;
-  return keys;
+ReadyKeys& ready_keys() {
+  thread_local ReadyKeys r;
+  return r;
 }
 
 namespace {
@@ -389,7 +389,8 @@ std::span<const CommandSpec> blocking_commands() {
 
 void serve_blocked(CommandContext& ctx) {
   BlockingRegistry& reg = ctx.server.blocking();
-  std::vector<std::string>& ready = ready_keys();
+  ReadyKeys& r = ready_keys();
+  std::vector<std::string>& ready = r.keys;
   // Serving pops (and BLMOVE pushes), which append to `ready` again: a push into a BLMOVE's
   // destination serves that key's waiters in turn. Bounded so that a cycle of BLMOVEs with
   // elements to spare cannot spin forever.
@@ -405,8 +406,8 @@ void serve_blocked(CommandContext& ctx) {
       Spec s;
       std::string error;
       Buffer out;
-      ReplyWriter r(out);
-      const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, r) : Pop::kEmpty;
+      ReplyWriter w(out);
+      const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, w) : Pop::kEmpty;
       if (p != Pop::kDone) {
         // release: nothing changed; a later server or the waiter's own timeout may take it.
         b->state.store(BlockedClient::kWaiting, std::memory_order_release);
@@ -419,7 +420,7 @@ void serve_blocked(CommandContext& ctx) {
                                                 std::string(out.data(), out.size()));
     }
   }
-  ready.clear();
+  r.stop();
 }
 
 bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {

@@ -166,7 +166,7 @@ void exec_cmd(CommandContext& ctx) {
     }
   }
   const bool serving = wide && blocking.active();
-  if (serving) ready_keys().clear();
+  if (serving) ready_keys().start();
   const bool aborted = conn.watch != nullptr &&
                        (conn.watch->dirty.load(std::memory_order_relaxed) ||
                         ctx.ks.watches().any_expired(*conn.watch, [&](const std::string& k) {
