@@ -588,7 +588,8 @@ void Worker::serve_while_busy(const Connection& running, bool function,
     // report again once the script ends.
     if (tag == &g_listen_tag || tag == &g_wake_tag || tag == &running) continue;
     auto* c = static_cast<Connection*>(tag);
-    if (c->close_after_reply || c->paused) continue;
+    // A client in a blocking command keeps its pipelined input until it is served, as always.
+    if (c->close_after_reply || c->paused || c->blocked) continue;
     if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
       c->in.reserve_tail(kReadChunk);
       const ssize_t got = ::read(c->fd, c->in.tail(), c->in.tail_room());
