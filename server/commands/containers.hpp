@@ -3,7 +3,8 @@
 //
 //   read_container<C>(ctx, key, fn)            fn(const Data&) under the container's lock
 //   write_container<C>(ctx, key, create, fn)   fn(Data&) under the lock; creates the key first when
-//                                              `create`; removes the key when fn leaves it empty
+//                                              `create`; removes the key when fn leaves it empty;
+//                                              fn returns false when it changed nothing (WATCH)
 //
 // Both reply WRONGTYPE themselves and return Access::kWrongType; on kMissing the caller replies
 // what the command answers for an absent key (0, nil, empty array). Expired values count as absent.
@@ -13,6 +14,7 @@
 
 #include <mutex>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "server/commands/common.hpp"
@@ -111,14 +113,22 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
       lock.unlock();
       unlink_if_current(ctx.ks, key, c);
     };
+    // fn may say whether it changed anything (bool); one that returns nothing always changes.
+    bool changed = true;
     try {
-      fn(c->data);
+      if constexpr (std::is_same_v<std::invoke_result_t<F&, typename C::Data&>, bool>) {
+        changed = fn(c->data);
+      } else {
+        fn(c->data);
+      }
     } catch (...) {
       retire_if_empty();  // a throwing fn (bad_alloc) must not leave an empty container linked
       throw;
     }
-    // The key changed in place (for WATCH); an emptied container's unlink touches it as well.
-    ctx.ks.touch(key);
+    // The key changed in place: touch it for WATCH, as Redis signals a modified key only when a
+    // command changed it (SADD of members already there does not). An emptied container's unlink
+    // touches it as well.
+    if (changed) ctx.ks.touch(key);
     retire_if_empty();
     return Access::kOk;
   }

@@ -66,7 +66,7 @@ void hmset_cmd(CommandContext& ctx) { hset_generic(ctx, true); }
 void hsetnx_cmd(CommandContext& ctx) {
   bool added = false;
   const Access a = write_container<HashObject>(
-      ctx, ctx.arg(1), true, [&](Hash& h) { added = h.set_if_absent(ctx.arg(2), ctx.arg(3)); });
+      ctx, ctx.arg(1), true, [&](Hash& h) { return added = h.set_if_absent(ctx.arg(2), ctx.arg(3)); });
   if (a != Access::kWrongType) ctx.reply.integer(added ? 1 : 0);
 }
 
@@ -102,6 +102,7 @@ void hdel_cmd(CommandContext& ctx) {
   std::int64_t removed = 0;
   const Access a = write_container<HashObject>(ctx, ctx.arg(1), false, [&](Hash& h) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += h.erase(ctx.arg(i)) ? 1 : 0;
+    return removed > 0;
   });
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }

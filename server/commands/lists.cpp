@@ -240,6 +240,7 @@ void lrem_cmd(CommandContext& ctx) {
       removed = remove_equal(l.rbegin(), l.rend(), v, limit, &end);
       l.erase(l.begin(), end.base());
     }
+    return removed > 0;
   });
   if (a != Access::kWrongType) ctx.reply.integer(static_cast<std::int64_t>(removed));
 }
@@ -340,11 +341,12 @@ void linsert_cmd(CommandContext& ctx) {
     auto it = std::find(l.begin(), l.end(), ctx.arg(3));
     if (it == l.end()) {
       result = -1;
-      return;
+      return false;
     }
     if (after) ++it;
     l.emplace(it, ctx.arg(4));
     result = static_cast<std::int64_t>(l.size());
+    return true;
   });
   if (a != Access::kWrongType) ctx.reply.integer(result);
 }

@@ -35,6 +35,7 @@ void sadd_cmd(CommandContext& ctx) {
   std::int64_t added = 0;
   const Access a = write_container<SetObject>(ctx, ctx.arg(1), true, [&](MemberSet& s) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) added += s.insert(ctx.arg(i)) ? 1 : 0;
+    return added > 0;
   });
   if (a != Access::kWrongType) ctx.reply.integer(added);
 }
@@ -43,6 +44,7 @@ void srem_cmd(CommandContext& ctx) {
   std::int64_t removed = 0;
   const Access a = write_container<SetObject>(ctx, ctx.arg(1), false, [&](MemberSet& s) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += s.erase(ctx.arg(i)) ? 1 : 0;
+    return removed > 0;
   });
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }

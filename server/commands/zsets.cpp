@@ -105,7 +105,7 @@ void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
           score += cur;
           if (std::isnan(score)) {
             nan = true;
-            return;
+            return false;  // nothing stored (NaN): an error reply
           }
         }
         if ((f.lt && score >= cur) || (f.gt && score <= cur)) continue;
@@ -121,6 +121,7 @@ void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
       ++processed;
       last = score;
     }
+    return added + updated > 0;
   });
   if (a == Access::kWrongType) return;
   if (nan) {
@@ -185,6 +186,7 @@ void zrem_cmd(CommandContext& ctx) {
   std::int64_t removed = 0;
   const Access a = write_container<ZSetObject>(ctx, ctx.arg(1), false, [&](ZSet& z) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += z.erase(ctx.arg(i)) ? 1 : 0;
+    return removed > 0;
   });
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }

@@ -145,6 +145,56 @@ TEST_SUITE("server") {
     CHECK(a("EXEC").elements.size() == 1);
   }
 
+  // Whether a command touches a watched key decides whether EXEC runs: Redis signals a key only
+  // when a command changed it. Each case runs on kvlab-server and on redis-server (when present):
+  // setup, WATCH, the command from a second client, then MULTI/PING/EXEC.
+  TEST_CASE("WATCH is touched only by commands that change the key, as in redis-server") {
+    struct Case {
+      const char* setup;
+      const char* cmd;
+    };
+    const Case cases[] = {
+        {"SADD k a", "SADD k a"},           {"SADD k a", "SADD k b"},
+        {"SADD k a", "SREM k zz"},          {"SADD k a b", "SREM k a"},
+        {"HSET k f v", "HDEL k zz"},        {"HSET k f v", "HDEL k f"},
+        {"HSET k f v", "HSETNX k f w"},     {"HSET k f v", "HSETNX k g w"},
+        {"HSET k f v", "HSET k f v"},       {"ZADD k 1 a", "ZREM k zz"},
+        {"ZADD k 1 a 2 b", "ZREM k a"},     {"ZADD k 1 a", "ZADD k NX 5 a"},
+        {"ZADD k 1 a", "ZADD k 1 a"},       {"ZADD k 1 a", "ZADD k 2 a"},
+        {"RPUSH k a b", "LREM k 0 zz"},     {"RPUSH k a b", "LREM k 0 a"},
+        {"RPUSH k a b", "LINSERT k BEFORE zz x"}, {"RPUSH k a b", "LINSERT k BEFORE a x"},
+        {"SET k v", "SET k v"},             {"SET k v", "SETNX k w"},
+        {"SET other v", "DEL k"},           {"SET other v", "EXPIRE k 100"},
+        {"RPUSH k a", "LPUSHX k b"},        {"SET other v", "LPUSHX k b"},
+    };
+    kvtest::ServerProcess kv({"--threads", "2"});
+    kvtest::RedisProcess redis;
+    std::vector<int> ports{kv.port()};
+    if (redis.running()) ports.push_back(redis.port());
+    std::vector<std::vector<bool>> ran(ports.size());
+    for (std::size_t p = 0; p < ports.size(); ++p) {
+      Client a(ports[p]), b(ports[p]);
+      for (const Case& c : cases) {
+        a("FLUSHALL");
+        a(c.setup);
+        a("WATCH k");
+        b(c.cmd);
+        a("MULTI");
+        a("PING");
+        ran[p].push_back(!a("EXEC").is_nil());
+      }
+    }
+    const std::vector<bool> expected = {true, false, true, false, true, false, true, false, false,
+                                        true, false, true, true, false, true, false, true, false,
+                                        false, true, true, true, false, true};
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+      CAPTURE(cases[i].setup);
+      CAPTURE(cases[i].cmd);
+      CHECK(ran[0][i] == expected[i]);
+      if (ports.size() > 1) CHECK(ran[1][i] == expected[i]);  // the table is Redis's behaviour
+    }
+  }
+
   TEST_CASE("WATCH sees expiry and FLUSHALL as Redis 7.0 does") {
     kvtest::ServerProcess s({"--threads", "2"});
     Client a(s.port()), b(s.port());
