@@ -299,7 +299,8 @@ void Worker::run() {
     }
     busy = n > 0;
     reclaim::online();
-    server_.atomicity().online(index_);
+    // The worker stays offline for the atomicity gate except while it runs commands
+    // (process_input, sweep_expired): an escalation need not wait for its reads and writes.
     bool woken = false;
     if (n < 0 && errno != EINTR) {
       std::fprintf(stderr, "kvlab-server: worker %u: epoll_wait: %s\n", index_,
@@ -481,6 +482,11 @@ void prefetch_value(const Value& v) { __builtin_prefetch(v.obj.get(), 0, 3); }
 }  // namespace
 
 void Worker::process_input(Connection& c, std::int64_t now_ms) {
+  // Online for the atomicity gate only while commands run: an escalation on another worker then
+  // waits for this batch's current command, not for this worker's socket I/O around it (measured:
+  // experiments/atomicity/README.md).
+  Atomicity& gate = server_.atomicity();
+  gate.online(index_);
   begin_command_batch(server_.stats(index_).cmd.get());
   // Pipelined commands: before running a window of up to kPrefetchWindow buffered commands, hand
   // their keys to the keyspace's prefetch hint, so that the cache misses of their lookups (bucket,
@@ -523,6 +529,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
   end_command_batch();
   if (c.in.empty()) c.in.shrink_if_idle(kShrinkAbove);
   c.info->qbuf.store(c.in.size(), std::memory_order_relaxed);
+  gate.offline(index_);
 }
 
 void Worker::execute(Connection& c, std::int64_t now_ms) {
@@ -870,6 +877,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   // Bounded work per loop iteration (like Redis's active expire cycle): 1000 keys, then back to
   // serving sockets; the zero timeout of next_timeout_ms() brings us back immediately.
   WorkerStats& st = server_.stats(index_);
+  server_.atomicity().online(index_);
   for (int k = 0; k < 1000 && !expiry_.empty() && expiry_.top().at_ms <= now_ms; ++k) {
     const std::string key = expiry_.top().key;
     expiry_.pop();
@@ -880,6 +888,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
     gate.end_single(stripe);
     if (removed) add_relaxed(st.expired, 1);
   }
+  server_.atomicity().offline(index_);
   st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
 }
 
