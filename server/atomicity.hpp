@@ -6,7 +6,8 @@
 // Most commands touch one key, and the backend's own operations (find, update) already make those
 // atomic; they need no lock as long as no multi-key operation runs. A multi-key operation
 // *escalates*: it announces itself (active_ += 1, seq_ += 1), waits until every worker has
-// acknowledged the announcement at a command boundary or is idle, and only then takes its locks and
+// acknowledged the announcement at a command boundary or is offline (runs no command: it sleeps or
+// does socket I/O; see Worker::process_input), and only then takes its locks and
 // runs. A worker that acknowledged while an escalation is active runs its single-key commands in
 // slow mode until none is: it takes the key's stripe shared (key-locks) or waits for the gate to
 // open (global). Single-key commands with no escalation anywhere pay two loads of a line that is
@@ -26,8 +27,8 @@
 //
 // Thread safety: every public function is called by the worker it names (w), except the stats.
 // Invariants:
-// 1. slots_[w].seen is written only by worker w: kOffline while it sleeps, otherwise the latest
-//    sequence it acknowledged at a command boundary.
+// 1. slots_[w].seen is written only by worker w: kOffline while it runs no command, otherwise
+//    the latest sequence it acknowledged at a command boundary.
 // 2. An escalation with sequence s enters its critical section only after every other slot read
 //    kOffline or >= s; a command that started in fast mode before the announcement has then
 //    finished, because its worker acknowledges only between commands.
@@ -64,7 +65,7 @@ class Atomicity {
   Scheme scheme() const { return scheme_; }
   std::string_view name() const;
 
-  // Worker w sleeps (no command in flight) / serves again.
+  // Worker w stops running commands (sleeps, or does socket I/O) / runs commands again.
   void offline(unsigned w);
   void online(unsigned w);
 
