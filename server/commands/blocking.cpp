@@ -180,16 +180,10 @@ bool parse_spec(std::span<const std::string_view> argv, Spec* s, std::string* er
     *error = std::string(err::kSyntax);
     return false;
   }
-  return parse_count_option(argv, 4 + n, s, error) &&
-         parse_timeout(argv[1], &s->timeout_ms, error);
+  return parse_count_option(argv, 4 + n, s, error) && parse_timeout(argv[1], &s->timeout_ms, error);
 }
 
 enum class Pop { kDone, kEmpty, kWrongType, kDstWrongType };
-
-void reply_score(ReplyWriter& r, double v) {
-  char buf[40];
-  r.bulk(std::string_view(buf, format_score(v, buf)));
-}
 
 // Pops from key as spec says and writes the reply to r. Nothing is written unless kDone.
 Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWriter& r) {

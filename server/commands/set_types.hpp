@@ -20,6 +20,7 @@
 #include "server/command.hpp"
 #include "server/commands/zset.hpp"
 #include "server/container.hpp"
+#include "server/reply.hpp"
 #include "structures/common/hash.hpp"
 
 namespace kvlab::server {
@@ -77,6 +78,12 @@ class MemberSet {
 
 using SetObject = Container<MemberSet, ObjectType::kSet>;
 using ZSetObject = Container<ZSet, ObjectType::kZSet>;
+
+// A score reply (RESP2: a bulk string, formatted as Redis 7.0 does; see format_score).
+inline void reply_score(ReplyWriter& r, double v) {
+  char buf[40];
+  r.bulk(std::string_view(buf, format_score(v, buf)));
+}
 
 // Deep copies for COPY (see Container::clone): nullptr when src is dead or empty.
 inline SetObject* clone_set(SetObject& src) {

@@ -31,11 +31,6 @@ namespace {
 
 using Node = ZSkipList::Node;
 
-void reply_score(ReplyWriter& r, double v) {
-  char buf[40];
-  r.bulk(std::string_view(buf, format_score(v, buf)));
-}
-
 struct ZAddFlags {
   bool nx = false, xx = false, gt = false, lt = false, ch = false, incr = false;
 };
