@@ -1,6 +1,12 @@
-// The reply side of RESP2: appends encoded replies to a connection's output buffer. Nothing here
+// The reply side of RESP: appends encoded replies to a connection's output buffer. Nothing here
 // writes to the socket; the event loop flushes the whole buffer with one write per readiness event,
 // so a pipeline of 30 commands costs one system call, not 30.
+//
+// Protocol versions: a connection speaks RESP2 until HELLO 3 switches it to RESP3 (and back with
+// HELLO 2). Handlers write the reply's *shape* — map(), set(), dbl(), boolean(), push(), null() —
+// and the writer encodes it for the connection's version the way Redis 7.0 does: in RESP2 a map is
+// an array of 2n elements, a set an array, a double a bulk string ("%.17g", "inf", "-inf"), a
+// boolean the integer 1 or 0, a push frame an array, and the nulls $-1 and *-1.
 //
 // Thread safety: none; a writer belongs to one connection.
 #pragma once
@@ -8,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -18,7 +25,12 @@ namespace kvlab::server {
 
 class ReplyWriter {
  public:
-  explicit ReplyWriter(Buffer& out) : out_(out) {}
+  explicit ReplyWriter(Buffer& out, int proto = 2) : out_(out), proto_(proto) {}
+
+  // The protocol version (2 or 3) this writer encodes for. HELLO changes it for its own reply.
+  int proto() const { return proto_; }
+  bool resp3() const { return proto_ == 3; }
+  void set_proto(int proto) { proto_ = proto; }
 
   void simple(std::string_view s) {
     char* p = room(s.size() + 3);
@@ -43,8 +55,91 @@ class ReplyWriter {
   }
   void integer(std::int64_t v) { prefixed(':', v); }
   void array(std::size_t n) { prefixed('*', static_cast<std::int64_t>(n)); }
-  void null() { out_.append("$-1\r\n", 5); }
-  void null_array() { out_.append("*-1\r\n", 5); }
+  // Redis's null bulk string and null array; both are "_" in RESP3.
+  void null() {
+    if (resp3()) {
+      out_.append("_\r\n", 3);
+    } else {
+      out_.append("$-1\r\n", 5);
+    }
+  }
+  void null_array() {
+    if (resp3()) {
+      out_.append("_\r\n", 3);
+    } else {
+      out_.append("*-1\r\n", 5);
+    }
+  }
+  // A map of n key/value pairs follows (2n elements written by the caller).
+  void map(std::size_t n) {
+    if (resp3()) {
+      prefixed('%', static_cast<std::int64_t>(n));
+    } else {
+      prefixed('*', static_cast<std::int64_t>(2 * n));
+    }
+  }
+  // A set of n elements follows.
+  void set(std::size_t n) { prefixed(resp3() ? '~' : '*', static_cast<std::int64_t>(n)); }
+  // An out-of-band push frame of n elements follows (pub/sub messages, invalidations).
+  void push(std::size_t n) { prefixed(resp3() ? '>' : '*', static_cast<std::int64_t>(n)); }
+  // A double as Redis 7.0's addReplyDouble: "%.17g", with inf and -inf spelled out.
+  void dbl(double v) {
+    char buf[40];
+    std::size_t n;
+    if (v != v) {
+      n = 3;
+      std::memcpy(buf, "nan", 3);
+    } else if (v == __builtin_inf() || v == -__builtin_inf()) {
+      n = v > 0 ? 3 : 4;
+      std::memcpy(buf, v > 0 ? "inf" : "-inf", n);
+    } else {
+      const int k = std::snprintf(buf, sizeof buf, "%.17g", v);
+      n = k > 0 ? static_cast<std::size_t>(k) : 0;
+    }
+    if (resp3()) {
+      char* p = room(n + 3);
+      *p++ = ',';
+      std::memcpy(p, buf, n);
+      end_line(p + n);
+    } else {
+      bulk(std::string_view(buf, n));
+    }
+  }
+  void boolean(bool v) {
+    if (resp3()) {
+      out_.append(v ? "#t\r\n" : "#f\r\n", 4);
+    } else {
+      out_.append(v ? ":1\r\n" : ":0\r\n", 4);
+    }
+  }
+  // A big number given as its decimal text; a bulk string in RESP2.
+  void big_number(std::string_view digits) {
+    if (!resp3()) {
+      bulk(digits);
+      return;
+    }
+    char* p = room(digits.size() + 3);
+    *p++ = '(';
+    std::memcpy(p, digits.data(), digits.size());
+    end_line(p + digits.size());
+  }
+  // A verbatim string with its three-letter format ("txt", "mkd"); a bulk string in RESP2.
+  void verbatim(std::string_view format, std::string_view s) {
+    if (!resp3() || format.size() != 3) {
+      bulk(s);
+      return;
+    }
+    char* p = room(s.size() + 32);
+    *p++ = '=';
+    p += format_i64(static_cast<std::int64_t>(s.size() + 4), p);
+    *p++ = '\r';
+    *p++ = '\n';
+    std::memcpy(p, format.data(), 3);
+    p[3] = ':';
+    p += 4;
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    end_line(p + s.size());
+  }
   void bulk(std::string_view s) {
     char* p = room(s.size() + 26);
     *p++ = '$';
@@ -84,6 +179,7 @@ class ReplyWriter {
   }
 
   Buffer& out_;
+  int proto_ = 2;
   std::uint64_t errors_ = 0;
   char err_code_[31];
   std::uint8_t err_code_len_ = 0;

@@ -534,7 +534,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
 
 void Worker::execute(Connection& c, std::int64_t now_ms) {
   const auto& args = c.parser.args();
-  ReplyWriter reply(c.out);
+  ReplyWriter reply(c.out, c.resp);
   CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
   dispatch(ctx);
   WorkerStats& st = server_.stats(index_);
@@ -617,7 +617,7 @@ void Worker::serve_while_busy(const Connection& running, bool function,
         }
         const auto& args = c->parser.args();
         if (!args.empty()) {
-          ReplyWriter reply(c->out);
+          ReplyWriter reply(c->out, c->resp);
           const bool allowed = args.size() == 2 &&
                             (iequals(args[0], "script") || iequals(args[0], "function")) &&
                             (iequals(args[1], "kill") ||

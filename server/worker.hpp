@@ -53,6 +53,7 @@ struct Connection {
   Buffer in, out;
   RequestParser parser;
   bool authenticated = true;
+  int resp = 2;  // protocol version, 2 or 3 (HELLO switches it; ReplyWriter encodes for it)
   bool close_after_reply = false;  // QUIT or a protocol error: close once `out` is flushed
   bool paused = false;             // input not processed because `out` is above kOutputPauseBytes
   std::uint32_t interest = 0;      // epoll events currently registered
@@ -62,8 +63,8 @@ struct Connection {
   // Pub/sub (pubsub.hpp invariant 1: mirrored in the registry).
   SubscriptionSet channels, patterns;
   std::size_t subscriptions() const { return channels.size() + patterns.size(); }
-  bool counted_pubsub = false;       // counted in WorkerStats::pubsub_clients
-  bool touched = false;              // in the worker's list of connections to flush
+  bool counted_pubsub = false;          // counted in WorkerStats::pubsub_clients
+  bool touched = false;                 // in the worker's list of connections to flush
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
   // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.
   void update_pubsub_counts(Server& server, unsigned worker);
@@ -83,7 +84,7 @@ struct Connection {
   struct ScanCache {
     std::uint64_t cursor = 0;  // the cursor value that continues this snapshot
     bool valid = false;
-    bool truncated = false;    // more keys beyond the snapshot's last hash
+    bool truncated = false;  // more keys beyond the snapshot's last hash
     std::size_t pos = 0;
     std::vector<std::pair<std::uint64_t, std::string>> keys;
   } scan;
@@ -101,8 +102,8 @@ class Worker {
   bool open(std::string* error);
   // Starts the thread; it binds itself to cpus (if any) first.
   void start(std::vector<unsigned> cpus);
-  void wake();       // any thread
-  void stop();       // any thread: asks the loop to finish gracefully
+  void wake();  // any thread
+  void stop();  // any thread: asks the loop to finish gracefully
   void join();
 
   unsigned index() const { return index_; }
@@ -162,7 +163,7 @@ class Worker {
   // --prefetch on and a backend that acts on the keyspace's prefetch hint (set in run()).
   bool prefetch_ = false;
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
-  std::unordered_set<Connection*> all_;  // every open connection, for shutdown
+  std::unordered_set<Connection*> all_;      // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
   std::vector<std::uint64_t> touched_;  // connections with replies or pub/sub output to flush
 
@@ -172,7 +173,7 @@ class Worker {
   bool inbox_bounded_ = false;
   alignas(64) std::atomic<bool> pending_{false};
   alignas(64) std::atomic<std::uint32_t> in_flight_{0};  // bounded inboxes: producers in push()
-  std::atomic<bool> overflowed_{false};                   // overflow_ may be non-empty
+  std::atomic<bool> overflowed_{false};                  // overflow_ may be non-empty
   std::mutex overflow_mu_;
   std::vector<void*> overflow_;  // guarded by overflow_mu_
   std::atomic<std::uint64_t> overflow_total_{0};

@@ -79,10 +79,9 @@ class MemberSet {
 using SetObject = Container<MemberSet, ObjectType::kSet>;
 using ZSetObject = Container<ZSet, ObjectType::kZSet>;
 
-// A score reply (RESP2: a bulk string, formatted as Redis 7.0 does; see format_score).
+// A score reply: a double (RESP2: a bulk string, formatted as Redis 7.0 does; see format_score).
 inline void reply_score(ReplyWriter& r, double v) {
-  char buf[40];
-  r.bulk(std::string_view(buf, format_score(v, buf)));
+  r.dbl(v);
 }
 
 // Deep copies for COPY (see Container::clone): nullptr when src is dead or empty.
