@@ -31,11 +31,11 @@ CURSORS = [b"0", b"0", b"0", b"", b"abc", b"18446744073709551616", b" 0", b"0x"]
 TIMEOUTS = [b"0.01", b"0.001", b"0.02", b"-1", b"abc", b"inf", b"nan"]
 TIMEOUTS_MS = [b"10", b"1", b"20", b"-1", b"abc", b"1.5"]
 # Expiries are either long (never reached during a sequence) or already past/zero/negative, so
-# the outcome does not depend on how fast each server runs the sequence.
-SECONDS = [b"100", b"1000", b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999",
-           b"abc", b"1.5"]
-MILLIS = [b"100000", b"5000000", b"0", b"-1", b"9223372036854775807", b"9223372036854775",
-          b"abc"]
+# the outcome does not depend on how fast each server runs the sequence. Valid relative expiries
+# come from Generator.relative_expiry: no two in one sequence name the same instant, since
+# EXPIRE ... GT/LT against an equal expiry set a millisecond earlier answers by the clock.
+SECONDS = [b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999", b"abc", b"1.5"]
+MILLIS = [b"0", b"-1", b"9223372036854775807", b"9223372036854775", b"abc"]
 
 
 # The ACL categories that name a value type: a focus command's writers share one with it.
@@ -116,6 +116,7 @@ class Generator:
         self.rng = rng
         self.blocking = set(blocking)  # Redis's "blocking" flag: timeouts stay a few ms
         self.used_keys = []  # keys named so far in the current sequence
+        self.expiries = 0  # valid relative expiries drawn in the current sequence
         self.table = table  # kv_table()
         self.docs = docs  # redis_docs()
         self.commands = commands  # the names to generate, sorted
@@ -152,10 +153,10 @@ class Generator:
                 return r.choice(TIMEOUTS_MS)
             if name == "cursor":
                 return r.choice(CURSORS)
-            if name == "seconds":
-                return self.pick(SECONDS[:2], SECONDS[2:], 0.35)
-            if name == "milliseconds":
-                return self.pick(MILLIS[:2], MILLIS[2:], 0.35)
+            if name in ("seconds", "milliseconds"):
+                if r.random() < 0.35:
+                    return r.choice(SECONDS if name == "seconds" else MILLIS)
+                return self.relative_expiry(name == "seconds")
             if name == "index" and cmd == "select":
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
@@ -228,6 +229,14 @@ class Generator:
                 out[j] = r.choice(INTS_EDGE + DOUBLES_EDGE + VALUES)
         return out
 
+    def relative_expiry(self, seconds):
+        """A valid relative expiry, 100 s to a few minutes ahead, that differs from every other
+        one of the sequence by seconds (seconds: 100, 107, ...; milliseconds: 250.5 s, 257.5 s,
+        ...), and from the absolute ones of unix_seconds/unix_millis by far more."""
+        n = self.expiries
+        self.expiries += 1
+        return b"%d" % (100 + 7 * n) if seconds else b"%d" % (250500 + 7000 * n)
+
     def sequence(self, focus=None):
         """A short sequence: the focus command several times among writers of the same type (the
         ACL category: @list, @zset...; so that its keys hold values), other writers and random
@@ -236,6 +245,7 @@ class Generator:
         n = r.randint(3, 10)
         seq = []
         self.used_keys = []
+        self.expiries = 0
         cats = self.table.get(focus, {}).get("cats", set()) & TYPE_CATEGORIES
         related = [w for w in self.writers if self.table[w]["cats"] & cats]
         for i in range(n):
