@@ -107,7 +107,7 @@ def main(argv):
             print("README.md's compatibility table differs from kvlab-server's command table; "
                   "run tools/readme_commands.py %s %s" % (server, readme), file=sys.stderr)
             sys.stderr.writelines(difflib.unified_diff(
-                current.splitlines(True), (new + "\n").splitlines(True), "README.md", "generated"))
+                (current + "\n").splitlines(True), (new + "\n").splitlines(True), "README.md", "generated"))
             return 1
         print("README compatibility table matches the command table")
         return 0
