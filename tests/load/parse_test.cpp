@@ -60,6 +60,46 @@ TEST_SUITE("unit") {
     CHECK(out == "*3\r\n$3\r\nSET\r\n$3\r\nk:1\r\n$4\r\nabcd\r\n");
   }
 
+  TEST_CASE("a template with ';' is several commands sent as one request, __keyN__ drawn apart") {
+    LoadConfig c;
+    c.keys = 10;
+    c.key_prefix = "k:";
+    c.key_pattern = KeyPattern::kSequential;
+    CommandTemplate t;
+    REQUIRE(parse_template("MULTI ; INCR __key1__ ; INCR __key2__ ; INCR __key1__ ; EXEC", &t));
+    c.commands = {t};
+    Workload w(c);
+    auto s = w.make_stream(0, 1);
+    std::string out;
+    CHECK(w.append_request(s, out) == 5);
+    CHECK(out ==
+          "*1\r\n$5\r\nMULTI\r\n"
+          "*2\r\n$4\r\nINCR\r\n$3\r\nk:0\r\n"
+          "*2\r\n$4\r\nINCR\r\n$3\r\nk:1\r\n"
+          "*2\r\n$4\r\nINCR\r\n$3\r\nk:0\r\n"
+          "*1\r\n$4\r\nEXEC\r\n");
+    out.clear();
+    REQUIRE(parse_template("GET __key__", &t));
+    c.commands = {t};
+    Workload one(c);
+    auto s1 = one.make_stream(0, 1);
+    CHECK(one.append_request(s1, out) == 1);
+  }
+
+  TEST_CASE("a request of three commands completes with its third reply, in order") {
+    std::deque<Pending> q;
+    q.push_back({10, 11, 3});
+    q.push_back({20, 21, 1});
+    Pending done{};
+    CHECK_FALSE(complete_front(q, &done));
+    CHECK_FALSE(complete_front(q, &done));
+    REQUIRE(complete_front(q, &done));
+    CHECK(done.intended_ns == 10);
+    REQUIRE(complete_front(q, &done));
+    CHECK(done.intended_ns == 20);
+    CHECK(q.empty());
+  }
+
   TEST_CASE("a 1:10 mix interleaves one SET in every eleven requests") {
     LoadConfig c;
     c.keys = 100;

@@ -134,6 +134,21 @@ TEST_SUITE("server") {
     CHECK(server.commands() == 3000);
   }
 
+  TEST_CASE("requests of three commands run against a server, each counted once") {
+    TestServer server;
+    LoadConfig c = config_for(server);
+    c.requests = 900;
+    c.pipeline = 2;
+    CommandTemplate t;
+    REQUIRE(parse_template("SET __key__ x ; GET __key__ ; GET __key__", &t));
+    c.commands = {t};
+    StepResult r;
+    std::string error;
+    REQUIRE_MESSAGE(run_step(c, std::nullopt, &r, &error), error);
+    CHECK(r.requests == 900);
+    CHECK(server.commands() == 2700);
+  }
+
   TEST_CASE("an unreachable server is a clear error, not a hang") {
     std::uint16_t port;
     {

@@ -37,11 +37,6 @@ namespace {
 
 constexpr std::int64_t kSecond = 1000000000;
 
-struct Pending {
-  std::int64_t intended_ns;
-  std::int64_t sent_ns;
-};
-
 enum class Role { kRequest, kPublisher, kSubscriber };
 
 struct Slot {
@@ -294,11 +289,11 @@ class Worker {
       write_stamp(out.data() + at, intended, now);
       out += "\r\n";
       sh_.pending_publish.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      sh_.workload.append_request(s.keys, out);
     }
+    const unsigned replies =
+        s.role == Role::kPublisher ? 1 : sh_.workload.append_request(s.keys, out);
     if (open_loop() && intended >= sh_.measure_start) send_lag_.record(now - intended);
-    s.inflight.push_back({intended, now});
+    s.inflight.push_back({intended, now, replies});
     ++s.issued;
   }
 
@@ -358,12 +353,12 @@ class Worker {
       return;
     }
     if (s.inflight.empty()) return;  // a reply we did not ask for; nothing to match
-    const Pending p = s.inflight.front();
-    s.inflight.pop_front();
     if (r.error) {
       ++error_replies_;
       ++ivl_errors_;
     }
+    Pending p;
+    if (!complete_front(s.inflight, &p)) return;  // more replies of this request are due
     if (s.role == Role::kPublisher) {
       sh_.pending_publish.fetch_sub(1, std::memory_order_relaxed);
       if (r.top_type == REDIS_REPLY_INTEGER && r.integer > 0) {

@@ -40,7 +40,10 @@ enum class KeyPattern { kUniform, kZipf, kSequential, kGaussian };
 enum class Arrivals { kUniform, kPoisson };
 
 // One command template, memtier syntax: arguments separated by blanks; "__key__" and "__data__"
-// are replaced per request.
+// are replaced per request. A template may hold several commands separated by a ";" argument
+// ("MULTI ; INCR __key__ ; EXEC"): they go out back to back as one request, which completes with
+// the reply to its last command. "__key__" is one key per request; "__key1__" … "__key9__" are
+// further keys, each drawn independently (a transaction over several keys).
 struct CommandTemplate {
   std::vector<std::string> args;
   unsigned weight = 1;

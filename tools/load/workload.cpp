@@ -27,18 +27,34 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
   if (commands.empty()) commands.push_back({{"GET", "__key__"}, 1});
   for (const auto& c : commands) {
     Encoded e;
-    e.header.assign(1, '*');
-    e.header += std::to_string(c.args.size());
-    e.header += "\r\n";
     e.weight = std::max(1u, c.weight);
-    for (const auto& a : c.args) {
-      if (a == "__key__") {
-        e.segments.push_back({Segment::kKey, {}});
-      } else if (a == "__data__") {
-        e.segments.push_back({Segment::kData, {}});
-      } else {
-        e.segments.push_back({Segment::kLiteral, bulk(a)});
+    e.replies = 0;
+    e.keys = 1;
+    // Split at ";" arguments into commands; each gets its "*argc" header.
+    std::size_t i = 0;
+    while (i < c.args.size()) {
+      std::size_t end = i;
+      while (end < c.args.size() && c.args[end] != ";") ++end;
+      if (end > i) {
+        e.segments.push_back({Segment::kLiteral, "*" + std::to_string(end - i) + "\r\n"});
+        ++e.replies;
       }
+      for (; i < end; ++i) {
+        const std::string& a = c.args[i];
+        if (a == "__key__") {
+          e.segments.push_back({Segment::kKey, {}, 0});
+        } else if (a.size() == 8 && a.compare(0, 5, "__key") == 0 && a[5] >= '1' && a[5] <= '9' &&
+                   a.compare(6, 2, "__") == 0) {
+          const unsigned k = static_cast<unsigned>(a[5] - '0');
+          e.segments.push_back({Segment::kKey, {}, k});
+          e.keys = std::max(e.keys, k + 1);
+        } else if (a == "__data__") {
+          e.segments.push_back({Segment::kData, {}});
+        } else {
+          e.segments.push_back({Segment::kLiteral, bulk(a)});
+        }
+      }
+      i = end + 1;  // past the ";"
     }
     templates_.push_back(std::move(e));
   }
@@ -124,11 +140,12 @@ void Workload::append_key(std::uint64_t k, std::string& out) const {
   out += "\r\n";
 }
 
-void Workload::append_request(KeyStream& s, std::string& out) const {
+unsigned Workload::append_request(KeyStream& s, std::string& out) const {
   const Encoded& e = templates_[pick_[s.counter++ % pick_.size()]];
-  out += e.header;
-  bool have_key = false;
-  std::uint64_t key = 0;
+  // One key per slot and request: MSET __key__ __data__ __key__ __data__ repeats it, as memtier
+  // does; __key1__ … draw their own.
+  std::uint64_t keys[10];
+  bool have[10] = {};
   for (const auto& seg : e.segments) {
     switch (seg.kind) {
       case Segment::kLiteral:
@@ -138,12 +155,12 @@ void Workload::append_request(KeyStream& s, std::string& out) const {
         out += data_segment_;
         break;
       case Segment::kKey:
-        // One key per request: MSET __key__ __data__ __key__ __data__ repeats it, as memtier does.
-        if (!have_key) key = next_key(s), have_key = true;
-        append_key(key, out);
+        if (!have[seg.key]) keys[seg.key] = next_key(s), have[seg.key] = true;
+        append_key(keys[seg.key], out);
         break;
     }
   }
+  return e.replies;
 }
 
 void Workload::append_set(std::uint64_t k, std::string& out) const {

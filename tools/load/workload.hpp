@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,27 @@ struct Rng {
   double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 };
 
+// A request sent and not yet answered. A request of several commands (a template with ";")
+// completes with the reply to its last command.
+struct Pending {
+  std::int64_t intended_ns;
+  std::int64_t sent_ns;
+  unsigned replies = 1;  // replies still due
+};
+
+// Matches one reply to the oldest request in flight (RESP answers in order). Returns true, with
+// the request in *done, when the reply was that request's last; false while more are due.
+// REQUIRES: !inflight.empty().
+inline bool complete_front(std::deque<Pending>& inflight, Pending* done) {
+  if (inflight.front().replies > 1) {
+    --inflight.front().replies;
+    return false;
+  }
+  *done = inflight.front();
+  inflight.pop_front();
+  return true;
+}
+
 class Workload {
  public:
   // REQUIRES: config validated (keys > 0, zipf theta in (0,1)).
@@ -39,8 +61,9 @@ class Workload {
   };
   KeyStream make_stream(std::uint64_t stream_index, std::uint64_t stream_count) const;
 
-  // Appends one request (RESP multibulk) to out.
-  void append_request(KeyStream& s, std::string& out) const;
+  // Appends one request (one or more RESP multibulk commands) to out; returns how many replies it
+  // asks for.
+  unsigned append_request(KeyStream& s, std::string& out) const;
   // Appends SET key data for key number k (prefill).
   void append_set(std::uint64_t k, std::string& out) const;
 
@@ -49,12 +72,14 @@ class Workload {
  private:
   struct Segment {
     enum Kind { kLiteral, kKey, kData } kind;
-    std::string bytes;  // kLiteral: "$len\r\narg\r\n"; kData: the same for the data blob
+    std::string bytes;  // kLiteral: "*argc\r\n" or "$len\r\narg\r\n"
+    unsigned key = 0;   // kKey: 0 for __key__, i for __keyi__
   };
   struct Encoded {
-    std::string header;  // "*argc\r\n"
     std::vector<Segment> segments;
     unsigned weight;
+    unsigned replies;  // commands in the request
+    unsigned keys;     // distinct key slots (1 + the highest __keyi__)
   };
   void append_key(std::uint64_t k, std::string& out) const;
 
