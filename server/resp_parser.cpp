@@ -94,6 +94,9 @@ RequestParser::Status RequestParser::parse_inline(std::string_view data) {
     return Status::kIncomplete;
   }
   std::size_t end = static_cast<const char*>(nl) - data.data();
+  // The limit holds however the line arrived: in one read or in many (where the check above fires
+  // as soon as more than kMaxInline bytes wait without a newline).
+  if (end > kMaxInline) return fail(err::kProtoTooBigInline);
   const std::size_t consumed = end + 1;
   if (end > 0 && data[end - 1] == '\r') --end;
   inline_args_.clear();
@@ -147,6 +150,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool
       if (data.size() > kMaxInline) return fail(err::kProtoTooBigMbulk);
       return Status::kIncomplete;
     }
+    if (cr > kMaxInline) return fail(err::kProtoTooBigMbulk);  // as if it came in pieces
     if (cr + 2 > data.size()) return Status::kIncomplete;  // the '\n' has not arrived
     std::int64_t count = 0;
     if (!parse_i64(data.substr(1, cr - 1), &count) || count > kMaxMultibulk)
@@ -175,6 +179,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool
         if (data.size() - cursor_ > kMaxInline) return fail(err::kProtoTooBigBulk);
         return Status::kIncomplete;
       }
+      if (cr - cursor_ > kMaxInline) return fail(err::kProtoTooBigBulk);  // as if in pieces
       if (cr + 2 > data.size()) return Status::kIncomplete;
       if (data[cursor_] != '$') return fail(err::proto_expected_dollar(data[cursor_]));
       std::int64_t len = 0;

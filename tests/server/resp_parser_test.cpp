@@ -149,6 +149,20 @@ TEST_SUITE("unit") {
     CHECK(e == "ERR Protocol error: too big bulk count string");
   }
 
+  // Found by the fuzz target (tests/fuzz): a long line that arrived in one read, newline included,
+  // used to be accepted, while the same bytes in pieces were refused.
+  TEST_CASE("an oversized line is refused even when it arrives whole with its newline") {
+    std::string e;
+    feed(std::string(70000, 'a') + "\r\n", 70002, &e);
+    CHECK(e == "ERR Protocol error: too big inline request");
+    e.clear();
+    feed("*" + std::string(70000, '1') + "\r\n", 70003, &e);
+    CHECK(e == "ERR Protocol error: too big mbulk count string");
+    e.clear();
+    feed("*1\r\n$" + std::string(70000, '1') + "\r\n", 70006, &e);
+    CHECK(e == "ERR Protocol error: too big bulk count string");
+  }
+
   TEST_CASE("a 512 MiB bulk may be announced; the parser asks for exactly that many bytes") {
     RequestParser p;
     const std::string head = "*2\r\n$3\r\nSET\r\n$536870912\r\n";
