@@ -79,7 +79,7 @@ CommandTable::CommandTable() : impl_(new Impl) {
        {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
         set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
         blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
-        scripting_commands()}) {
+        scripting_commands(), cluster_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -320,8 +320,8 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   Atomicity& gate = ctx.server.atomicity();
   const unsigned w = ctx.worker.index();
   // A script that may touch keys it did not declare holds the whole keyspace (scripting.hpp).
-  const bool wide = (f & kKeyspaceWide) != 0 ||
-                    ((f & kScript) != 0 && ctx.server.config().lua_undeclared_keys);
+  const bool wide =
+      (f & kKeyspaceWide) != 0 || ((f & kScript) != 0 && ctx.server.config().lua_undeclared_keys);
   const bool escalate = (f & kEscalate) != 0;
   if (!wide && !escalate) {
     if (cmd->first_key <= 0 && cmd->extra_keys == nullptr) return invoke(ctx, cmd);
@@ -375,6 +375,40 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
 }
 }  // namespace
 
+namespace {
+// The spec that runs argv (the subcommand's when it has one); nullptr when unknown.
+const CommandSpec* resolve(std::span<const std::string_view> argv) {
+  const CommandSpec* cmd = find_cached(argv[0]);
+  if (cmd != nullptr && !cmd->subcommands.empty() && argv.size() >= 2)
+    cmd = CommandTable::find_sub(*cmd, argv[1]);
+  return cmd;
+}
+
+// Cluster redirection (server/cluster.hpp): the command's keys — for EXEC, the keys of every
+// queued command — must hash to one slot, and this node must own it. Returns the error line, or
+// an empty string when the command runs here. Only called with cluster mode on.
+std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const CommandSpec* top) {
+  std::vector<std::string_view> keys;
+  std::vector<std::size_t> idx;
+  auto add = [&](const CommandSpec& c, std::span<const std::string_view> argv) {
+    idx.clear();
+    command_keys(c, argv, &idx);
+    for (std::size_t i : idx) keys.push_back(argv[i]);
+  };
+  if (top->name == "exec" && ctx.conn.tx != nullptr) {
+    std::vector<std::string_view> argv;
+    for (const auto& q : ctx.conn.tx->queued) {
+      argv.assign(q.begin(), q.end());
+      if (const CommandSpec* c = resolve(argv); c != nullptr) add(*c, argv);
+    }
+  } else {
+    add(*cmd, ctx.argv);
+  }
+  int slot = -1;
+  return ctx.server.cluster().check(keys, &slot);
+}
+}  // namespace
+
 void dispatch(CommandContext& ctx) {
   Connection& conn = ctx.conn;
   const bool queuing = conn.tx != nullptr && !conn.in_exec;
@@ -413,6 +447,19 @@ void dispatch(CommandContext& ctx) {
       reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
              "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
              "allowed in this context");
+      return;
+    }
+  }
+  // predictable branch: the mode is fixed at startup.
+  if (ctx.server.cluster().enabled() && !conn.in_exec &&
+      (cmd->first_key > 0 || cmd->extra_keys != nullptr || top->name == "exec")) {
+    if (std::string e = cluster_redirect(ctx, cmd, top); !e.empty()) {
+      if (top->name == "exec" && conn.tx != nullptr) {  // Redis discards the transaction
+        reset_transaction_state(ctx);
+        ctx.reply.error(e);
+      } else {
+        reject(e);  // while queuing, EXEC will answer EXECABORT
+      }
       return;
     }
   }

@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -69,9 +71,12 @@ int main(int argc, char** argv) {
                        std::string("kvlab-server ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
   app.set_config("--config", "", "Read flags from a config file (TOML or INI: `port = 7000`)");
   app.add_option("--bind", cfg.bind, "Address to listen on")->capture_default_str();
-  app.add_option("--port", cfg.port, "TCP port")->capture_default_str()->check(CLI::Range(1, 65535));
-  app.add_option("--threads", cfg.threads,
-                 "Worker threads, each with its own event loop (default: CPUs allowed to the process)")
+  app.add_option("--port", cfg.port, "TCP port")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  app.add_option(
+         "--threads", cfg.threads,
+         "Worker threads, each with its own event loop (default: CPUs allowed to the process)")
       ->check(CLI::Range(1u, 1024u));
   app.add_option("--backend", cfg.backend,
                  std::string("Keyspace backend (default: ") +
@@ -126,6 +131,23 @@ int main(int argc, char** argv) {
                  "access is an error)")
       ->capture_default_str()
       ->check(CLI::IsMember({"yes", "no"}));
+  app.add_option("--cluster-mode", cfg.cluster_mode,
+                 "Redis Cluster protocol: no; emulated (one node owning every slot, for cluster "
+                 "clients); yes (the slots a KVLAB CLUSTER CONFIG gives this node)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"no", "emulated", "yes"}));
+  app.add_option("--cluster-node-id", cfg.cluster_node_id,
+                 "This node's id (40 lowercase hex characters); random when not given")
+      ->check([](const std::string& v) {
+        const bool ok =
+            v.size() == 40 && v.find_first_not_of("0123456789abcdef") == std::string::npos;
+        return ok ? std::string() : "a node id is 40 lowercase hex characters";
+      });
+  app.add_option("--cluster-announce-ip", cfg.cluster_announce_ip,
+                 "Address shown to cluster clients in CLUSTER SLOTS/NODES (default: --bind)");
+  app.add_option("--cluster-config", cfg.cluster_config_file,
+                 "Cluster configuration (JSON, as KVLAB CLUSTER CONFIG takes) loaded at startup "
+                 "(--cluster-mode yes)");
   app.add_option("--placement", cfg.placement,
                  "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
                  "explicit:LIST")
@@ -220,7 +242,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> warnings;
 #ifdef KVLAB_SERVER_HAVE_TOPO
   {
-    const kvlab::topo::PlanResult plan = kvlab::topo::plan_live(cfg.threads, cfg.placement, cfg.smt);
+    const kvlab::topo::PlanResult plan =
+        kvlab::topo::plan_live(cfg.threads, cfg.placement, cfg.smt);
     if (!plan.ok) {
       std::fprintf(stderr, "kvlab-server: --placement %s: %s\n", cfg.placement.c_str(),
                    plan.error.c_str());
@@ -231,14 +254,15 @@ int main(int argc, char** argv) {
     for (const auto& w : plan.workers) {
       if (w.worker >= cfg.threads) continue;
       worker_cpus[w.worker] = w.cpus;
-      reasons[w.worker] = w.cpus.empty() ? w.reason : "cpus " + cpu_list_text(w.cpus) + ": " + w.reason;
+      reasons[w.worker] =
+          w.cpus.empty() ? w.reason : "cpus " + cpu_list_text(w.cpus) + ": " + w.reason;
     }
   }
 #else
   if (cfg.placement != "none") {
-    std::fprintf(stderr,
-                 "kvlab-server: --placement %s needs the topology library, which this build lacks\n",
-                 cfg.placement.c_str());
+    std::fprintf(
+        stderr, "kvlab-server: --placement %s needs the topology library, which this build lacks\n",
+        cfg.placement.c_str());
     return 2;
   }
 #endif
@@ -284,6 +308,22 @@ int main(int argc, char** argv) {
   const std::string placement = cfg.placement;
   kvlab::server::Server server(cfg, std::move(ks), traits->name.data());
   server.set_placement_summary(summary);
+  if (!cfg.cluster_config_file.empty()) {
+    std::ifstream in(cfg.cluster_config_file);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string error;
+    auto cc =
+        in ? kvlab::server::ClusterConfig::parse(json, server.cluster().my_id(), &error) : nullptr;
+    if (cfg.cluster_mode != "yes" || cc == nullptr) {
+      std::fprintf(stderr, "kvlab-server: --cluster-config %s: %s\n",
+                   cfg.cluster_config_file.c_str(),
+                   cfg.cluster_mode != "yes" ? "needs --cluster-mode yes"
+                   : !in                     ? "cannot be read"
+                                             : error.c_str());
+      return 2;
+    }
+    server.cluster().set_config(std::move(cc));
+  }
   if (!server.start(worker_cpus, reasons)) return 1;
 
   std::fprintf(stderr, "kvlab-server %s (git %s) pid %d\n", KVLAB_VERSION, KVLAB_GIT_SHA,
@@ -291,14 +331,13 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "backend: %s (%s, reclamation: %s)\n", traits->name.data(),
                std::string(kvlab::to_string(traits->progress)).c_str(),
                std::string(kvlab::to_string(traits->reclamation)).c_str());
-  std::fprintf(stderr, "queue: %s (%s%s, %s) for the per-worker pub/sub inboxes\n",
-               queue_traits->name.data(),
-               std::string(kvlab::to_string(queue_traits->progress)).c_str(),
-               queue_traits->single_consumer ? ", single consumer: each worker drains its own" : "",
-               queue_traits->bounded
-                   ? ("bounded to " + std::to_string(cfg.queue_capacity) + " + overflow list")
-                         .c_str()
-                   : "unbounded");
+  std::fprintf(
+      stderr, "queue: %s (%s%s, %s) for the per-worker pub/sub inboxes\n",
+      queue_traits->name.data(), std::string(kvlab::to_string(queue_traits->progress)).c_str(),
+      queue_traits->single_consumer ? ", single consumer: each worker drains its own" : "",
+      queue_traits->bounded
+          ? ("bounded to " + std::to_string(cfg.queue_capacity) + " + overflow list").c_str()
+          : "unbounded");
   std::fprintf(stderr, "threads: %u, mode: shared, placement: %s, allowed cpus: %s\n", cfg.threads,
                placement.c_str(), cpu_list_text(allowed).c_str());
   std::fprintf(stderr, "pipeline prefetch: %s\n",
@@ -306,6 +345,10 @@ int main(int argc, char** argv) {
                : server.keyspace().prefetch({}, [](const kvlab::server::Value&) {})
                    ? "on"
                    : "on, but the backend ignores the hint");
+  if (server.cluster().enabled())
+    std::fprintf(stderr, "cluster: %s, node id %s%s\n", cfg.cluster_mode.c_str(),
+                 server.cluster().my_id().c_str(),
+                 server.cluster().config() == nullptr ? ", waiting for KVLAB CLUSTER CONFIG" : "");
   std::fprintf(stderr, "atomicity: %s (multi-key commands, EXEC)\n",
                std::string(server.atomicity().name()).c_str());
   std::fprintf(stderr, "yield before sleeping: %s (--yield %s)\n", cfg.yield_on ? "on" : "off",

@@ -39,6 +39,13 @@ Server::Server(Config config, std::unique_ptr<Keyspace> ks, std::string backend_
       backend_name_(std::move(backend_name)),
       maxclients_(config_.maxclients) {
   set_requirepass(config_.requirepass);
+  const ClusterMode mode = config_.cluster_mode == "yes"        ? ClusterMode::kYes
+                           : config_.cluster_mode == "emulated" ? ClusterMode::kEmulated
+                                                                : ClusterMode::kNo;
+  cluster_ = std::make_unique<Cluster>(
+      mode, config_.cluster_node_id.empty() ? Cluster::random_id() : config_.cluster_node_id,
+      config_.cluster_announce_ip.empty() ? config_.bind : config_.cluster_announce_ip,
+      config_.port);
   start_ms_ = wall_ms();
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "server/atomicity.hpp"
+#include "server/cluster.hpp"
 #include "server/db.hpp"
 #include "server/object.hpp"
 #include "server/pubsub.hpp"
@@ -47,6 +48,13 @@ struct Config {
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
   // --lua-undeclared-keys: scripts may touch keys outside KEYS (each escalates over every key).
   bool lua_undeclared_keys = false;
+  // Cluster protocol (server/cluster.hpp): --cluster-mode no|emulated|yes, the node id (random
+  // when empty), the address announced in CLUSTER SLOTS/NODES (the bind address when empty), and
+  // a configuration file loaded at startup (yes mode).
+  std::string cluster_mode = "no";
+  std::string cluster_node_id;
+  std::string cluster_announce_ip;
+  std::string cluster_config_file;
 };
 
 // One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when
@@ -175,6 +183,7 @@ class Server {
   Db& db() { return db_; }
   BlockingRegistry& blocking() { return blocking_; }
   Atomicity& atomicity() { return *atomicity_; }
+  Cluster& cluster() { return *cluster_; }
   const Config& config() const { return config_; }
   std::string_view backend_name() const { return backend_name_; }
   unsigned num_workers() const { return static_cast<unsigned>(workers_.size()); }
@@ -235,6 +244,7 @@ class Server {
   BlockingRegistry blocking_;
   Db db_{*ks_, watches_, blocking_};
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
+  std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
   PubSubRegistry pubsub_;  // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};

@@ -653,7 +653,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       for (const auto& [code, count] : t.errors_by_code)
         o << "errorstat_" << code << ":count=" << count << "\r\n";
     } else if (n == "cluster") {
-      o << "cluster_enabled:0\r\n";
+      o << "cluster_enabled:" << (ctx.server.cluster().enabled() ? 1 : 0) << "\r\n";
     } else if (n == "keyspace") {
       const std::size_t keys = s.keyspace().size_approx();
       if (keys > 0) {
