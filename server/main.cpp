@@ -16,6 +16,7 @@
 
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
+#include "server/command.hpp"
 #include "server/keyspace_factory.hpp"
 #include "server/server.hpp"
 #include "structures/registry.hpp"
@@ -97,6 +98,9 @@ int main(int argc, char** argv) {
       });
   bool list_atomicity = false;
   app.add_flag("--list-atomicity", list_atomicity, "Print the atomicity schemes and exit");
+  bool list_commands = false;
+  app.add_flag("--list-commands", list_commands,
+               "Print every command as 'group<TAB>name' (Redis's COMMAND DOCS groups) and exit");
   app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));
@@ -141,6 +145,12 @@ int main(int argc, char** argv) {
   cfg.prefetch = prefetch == "yes";
   cfg.lua_undeclared_keys = lua_undeclared == "yes";
 
+  if (list_commands) {
+    const auto& table = kvlab::server::CommandTable::instance();
+    for (const auto* c : table.all())
+      std::printf("%s\t%s\n", std::string(c->group).c_str(), table.full_name(c));
+    return 0;
+  }
   if (list_atomicity) {
     for (const auto& s : kvlab::server::Atomicity::schemes())
       std::printf("%-10s %s\n", std::string(s.name).c_str(), std::string(s.summary).c_str());
