@@ -3,18 +3,6 @@
 // by string_view never build a std::string.
 #pragma once
 
-// XXH_INLINE_ALL: the hash of a short key is a few multiplies, and a call into libxxhash (through
-// the PLT, with its length dispatch) cost as much again; inlined, the compiler also sees the key
-// length where it is a constant. xxhash.h is written for this mode (its functions become static
-// inline and are renamed, so no symbol clashes with the shared library). Strictly, hash64() and
-// hash128() below are external-linkage inline functions that call internal-linkage ones, which
-// the one-definition rule does not allow; every translation unit compiles the same code from the
-// same header, so the copies the linker merges are identical.
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL
-#endif
-#include <xxhash.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -23,18 +11,18 @@
 
 namespace kvlab {
 
-inline std::uint64_t hash64(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
-
 struct Hash128 {
   std::uint64_t low;
   std::uint64_t high;
   friend bool operator==(const Hash128&, const Hash128&) = default;
 };
 
-inline Hash128 hash128(std::string_view key) {
-  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  return {h.low64, h.high64};
-}
+// XXH3 of the key, 64 and 128 bits. Out of line (structures/common/hash.cpp, where XXH3 is
+// compiled inline): one direct call per hash, and no xxhash.h or XXH_INLINE_ALL in the headers
+// that users include. kvlab's own structures hash through the inline copies of
+// structures/internal/xxh3.hpp instead; both give the same values.
+std::uint64_t hash64(std::string_view key);
+Hash128 hash128(std::string_view key);
 
 // Key equality with the short-key cases inline: 4 to 16 bytes are two (possibly overlapping)
 // loads per side instead of a call to memcmp, which with a length only known at run time GCC

@@ -36,20 +36,20 @@
 
 namespace kvlab::pool {
 
-// KVLAB_POOL_BYPASS is 1 when AddressSanitizer instruments the including translation unit (GCC
-// defines __SANITIZE_ADDRESS__, Clang answers __has_feature); the cache is then bypassed. Tests
-// that count allocations use the same macro to know whether the cache is in the way.
+// kBypass is true when AddressSanitizer instruments the including translation unit (GCC defines
+// __SANITIZE_ADDRESS__, Clang answers __has_feature); the cache is then bypassed, so that ASan
+// sees every use after free. A constant, not a macro: nothing escapes to the includer.
 #if defined(__SANITIZE_ADDRESS__)
-#define KVLAB_POOL_BYPASS 1
+inline constexpr bool kBypass = true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define KVLAB_POOL_BYPASS 1
+inline constexpr bool kBypass = true;
+#else
+inline constexpr bool kBypass = false;
 #endif
+#else
+inline constexpr bool kBypass = false;
 #endif
-#ifndef KVLAB_POOL_BYPASS
-#define KVLAB_POOL_BYPASS 0
-#endif
-inline constexpr bool kBypass = KVLAB_POOL_BYPASS != 0;
 
 inline constexpr std::size_t kGranule = 16;
 inline constexpr std::size_t kMaxSize = 512;

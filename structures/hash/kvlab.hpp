@@ -70,6 +70,7 @@
 #include "structures/common/hash.hpp"
 #include "structures/common/pool.hpp"
 #include "structures/common/spin_lock.hpp"
+#include "structures/internal/xxh3.hpp"  // private: XXH3 inline on the find path
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -85,7 +86,8 @@ class Kvlab {
       .progress = Progress::blocking,
       .reclamation = Reclamation::epoch,
       .reference = "CLHT (David et al., ASPLOS 2015) + SwissTable tags + growt migration",
-      .summary = "own: cache-line buckets of tags, lock-free find, per-bucket writers, online resize",
+      .summary =
+          "own: cache-line buckets of tags, lock-free find, per-bucket writers, online resize",
       .atomic_update_native = true,
   };
 
@@ -122,7 +124,7 @@ class Kvlab {
   template <class F>
   bool find(std::string_view key, F&& visitor) {
     reclaim::Guard g;
-    const std::uint64_t h = hash64(key);
+    const std::uint64_t h = internal::xxh3_64(key);
     // acquire: pairs with the release CAS that installs a new root, so its buckets are visible.
     Table* t = root_.load(std::memory_order_acquire);
     for (;;) {
@@ -161,7 +163,7 @@ class Kvlab {
     // acquire: as in find().
     Table* t = root_.load(std::memory_order_acquire);
     for (std::size_t i = 0; i < n; ++i) {
-      hashes[i] = hash64(keys[i]);
+      hashes[i] = internal::xxh3_64(keys[i]);
       homes[i] = &t->buckets[hashes[i] & t->mask];
       __builtin_prefetch(homes[i], 0, 3);
     }
@@ -356,14 +358,16 @@ class Kvlab {
 
   template <class... Args>
   static Entry* make_entry(std::string_view key, std::uint64_t h, Args&&... value) {
-    static_assert(alignof(Entry) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "pool blocks are new-aligned");
+    static_assert(alignof(Entry) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                  "pool blocks are new-aligned");
     // Entries come from the thread's pool: an overwrite's new entry usually reuses the block of
     // an entry this thread's reclaimer freed, whichever thread allocated it (see pool.hpp).
     const std::size_t bytes = sizeof(Entry) + key.size();
     void* mem = pool::allocate(bytes);
     Entry* e;
     try {
-      e = new (mem) Entry{h, V(std::forward<Args>(value)...), static_cast<std::uint32_t>(key.size())};
+      e = new (mem)
+          Entry{h, V(std::forward<Args>(value)...), static_cast<std::uint32_t>(key.size())};
     } catch (...) {
       pool::deallocate(mem, bytes);
       throw;
@@ -396,9 +400,8 @@ class Kvlab {
     for (unsigned spins = 0;;) {
       std::uint64_t m = b.meta.load(std::memory_order_relaxed);
       // acquire: pairs with unlock()'s release; the previous holder's writes are visible.
-      if (!(m & kLock) &&
-          b.meta.compare_exchange_weak(m, m | kLock, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) {
+      if (!(m & kLock) && b.meta.compare_exchange_weak(m, m | kLock, std::memory_order_acquire,
+                                                       std::memory_order_relaxed)) {
         return;
       }
       if (++spins < 64) {
@@ -476,7 +479,7 @@ class Kvlab {
   template <class Arg>
   bool assign(std::string_view key, Arg&& value) {
     // The entry is built before the bucket is locked: the allocation stays out of the lock.
-    const std::uint64_t h = hash64(key);
+    const std::uint64_t h = internal::xxh3_64(key);
     Entry* e = make_entry(key, h, std::forward<Arg>(value));
     return write_hashed(key, h, [&](Locked& l, Slot found) {
       if (found.entry) {
@@ -492,7 +495,7 @@ class Kvlab {
   // the table if the operation had to chain an overflow bucket.
   template <class Op>
   auto write(std::string_view key, Op&& op) {
-    return write_hashed(key, hash64(key), std::forward<Op>(op));
+    return write_hashed(key, internal::xxh3_64(key), std::forward<Op>(op));
   }
   template <class Op>
   auto write_hashed(std::string_view key, std::uint64_t h, Op&& op) {

@@ -63,7 +63,7 @@ TEST_CASE("kvlab topo report prints the text tables") {
 }
 
 TEST_CASE("kvlab topo report reads the recorded 2x EPYC 9654") {
-  if (topologies().empty()) return;
+  REQUIRE_FALSE(topologies().empty());  // tests/topology/data is in the repository
   const Run r = run("topo report --input " + topologies() + "/AMD-19h-Zen4-2xEpyc-9654.xml");
   INFO(r.output);
   CHECK(r.status == 0);
@@ -73,7 +73,7 @@ TEST_CASE("kvlab topo report reads the recorded 2x EPYC 9654") {
 }
 
 TEST_CASE("kvlab topo plan spreads 16 workers over the 8 nodes of a Genoa in NPS4") {
-  if (topologies().empty()) return;
+  REQUIRE_FALSE(topologies().empty());  // tests/topology/data is in the repository
   const Run r = run("topo plan --input " + topologies() +
                     "/synthetic-2xGenoa-NPS4.xml --threads 16 --placement per-numa --format json");
   INFO(r.output);

@@ -19,10 +19,21 @@
 
 namespace pool = kvlab::pool;
 
-// Under AddressSanitizer the cache is bypassed (KVLAB_POOL_BYPASS) and ASan owns operator new;
+// Under AddressSanitizer the cache is bypassed (pool::kBypass) and ASan owns operator new;
 // elsewhere the test replaces operator new to count live blocks (and allocates them with malloc,
-// so malloc_usable_size tells how large a block really is).
-#define KVLAB_COUNT_NEW (!KVLAB_POOL_BYPASS)
+// so malloc_usable_size tells how large a block really is). The preprocessor needs its own
+// answer to decide whether to define operator new; the static_assert keeps it equal to the pool's.
+#if defined(__SANITIZE_ADDRESS__)
+#define KVLAB_COUNT_NEW 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVLAB_COUNT_NEW 0
+#endif
+#endif
+#ifndef KVLAB_COUNT_NEW
+#define KVLAB_COUNT_NEW 1
+#endif
+static_assert(KVLAB_COUNT_NEW == !pool::kBypass, "the test's ASan detection must match the pool's");
 
 #if KVLAB_COUNT_NEW
 namespace {
@@ -101,8 +112,9 @@ TEST_CASE("class sizes round up to 16 bytes up to the limit, and are exact above
   CHECK(pool::class_size(pool::kMaxSize + 1) == pool::kMaxSize + 1);
 }
 
-TEST_CASE("allocate_zeroed gives zero bytes, also in a reused dirty block, and large blocks "
-          "bypass operator new") {
+TEST_CASE(
+    "allocate_zeroed gives zero bytes, also in a reused dirty block, and large blocks "
+    "bypass operator new") {
   pool::drain();
   void* dirty = pool::allocate(200);
   std::memset(dirty, 0x5a, 200);
