@@ -7,6 +7,7 @@
 // payload invalid (as Redis's deep sanitization does).
 #include "server/rdb.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -51,7 +52,7 @@ constexpr std::uint8_t kEncInt8 = 0, kEncInt16 = 1, kEncInt32 = 2, kEncLzf = 3;
 // Quicklist 2 node containers.
 constexpr std::uint64_t kQuicklistPlain = 1, kQuicklistPacked = 2;
 
-// ---- CRC64 (Jones), reflected table form -------------------------------------------------------
+// ---- CRC64 (Jones), reflected table form ----------------------------------------------------
 
 constexpr std::uint64_t kJonesReflected = 0x95AC9329AC4BC9B5ULL;  // 0xad93d23594c935a9 reversed
 
@@ -66,7 +67,7 @@ constexpr std::array<std::uint64_t, 256> make_crc_table() {
 }
 constexpr std::array<std::uint64_t, 256> kCrcTable = make_crc_table();
 
-// ---- little helpers ----------------------------------------------------------------------------
+// ---- little helpers --------------------------------------------------------------------------
 
 std::uint64_t load_le(const unsigned char* p, int n) {
   std::uint64_t v = 0;
@@ -216,8 +217,13 @@ class Reader {
   const unsigned char* end_;
 };
 
-// ---- embedded blobs
-// ------------------------------------------------------------------------------
+// ---- embedded blobs --------------------------------------------------------------------------
+
+// How many bytes a listpack entry's back-length takes (Redis's lpEncodeBacklen, whose thresholds
+// are one below the powers of 128: an entry of 16383 bytes gets three).
+std::size_t backlen_size(std::size_t len) {
+  return len <= 127 ? 1 : len < 16383 ? 2 : len < 2097151 ? 3 : len < 268435455 ? 4 : 5;
+}
 
 // Walks a listpack, calling fn(std::string&&) per element (integers as decimal text). Checks the
 // header's byte count and element count, every entry's encoding, bounds and back-length, and the
@@ -267,11 +273,7 @@ bool walk_listpack(std::string_view blob, F&& fn) {
     }
     const std::size_t entry = head + body;
     if (entry < head || !need(entry)) return false;
-    const std::size_t backlen = entry < 128         ? 1
-                                : entry < 16384     ? 2
-                                : entry < 2097152   ? 3
-                                : entry < 268435456 ? 4
-                                                    : 5;
+    const std::size_t backlen = backlen_size(entry);
     if (!need(entry + backlen)) return false;
     // The back-length is read from its last byte leftwards, 7 bits a byte, high bit = more.
     std::uint64_t bl = 0;
@@ -436,8 +438,7 @@ bool walk_packed(bool ziplist, std::string_view blob, F&& fn) {
   return ziplist ? walk_ziplist(blob, fn) : walk_listpack(blob, fn);
 }
 
-// ---- values
-// --------------------------------------------------------------------------------------
+// ---- values ----------------------------------------------------------------------------------
 
 ObjectRef load_list(Reader& r, std::uint8_t type) {
   ObjectRef ref(ListObject::make());
@@ -659,6 +660,209 @@ bool dump_container(const ObjectRef& o, F&& fn) {
   return true;
 }
 
+// Redis 7.0's defaults for its compact encodings: what it would hold in a listpack or intset.
+constexpr std::size_t kListpackEntries = 128, kListpackValue = 64, kIntsetEntries = 512;
+constexpr std::size_t kQuicklistNodeBytes = 8192;  // list-max-listpack-size -2
+
+// The canonical decimal text of an int64 (Redis's string2ll): stored as an integer in listpacks
+// and intsets. "007", "+1", "-0" and " 1" are strings.
+bool canonical_int(std::string_view s, std::int64_t* v) {
+  if (s.empty() || s.size() > 20) return false;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && int_string(*v) == s;
+}
+
+// Builds a listpack: integers in the smallest integer encoding, other strings with a 6-, 12- or
+// 32-bit length; each entry followed by its back-length.
+class ListpackWriter {
+ public:
+  void add(std::string_view s) {
+    const std::size_t start = body_.size();
+    std::int64_t v = 0;
+    if (canonical_int(s, &v)) {
+      const auto u = static_cast<std::uint64_t>(v);
+      if (v >= 0 && v <= 127) {
+        body_.push_back(static_cast<char>(v));
+      } else if (v >= -4096 && v <= 4095) {
+        body_.push_back(static_cast<char>(0xC0 | ((u >> 8) & 0x1F)));
+        body_.push_back(static_cast<char>(u & 0xFF));
+      } else {
+        const int w = (v >= INT16_MIN && v <= INT16_MAX)   ? 2
+                      : (v >= -(1 << 23) && v < (1 << 23)) ? 3
+                      : (v >= INT32_MIN && v <= INT32_MAX) ? 4
+                                                           : 8;
+        body_.push_back(static_cast<char>(w == 2 ? 0xF1 : w == 3 ? 0xF2 : w == 4 ? 0xF3 : 0xF4));
+        put_le(u, w);
+      }
+    } else if (s.size() < 64) {
+      body_.push_back(static_cast<char>(0x80 | s.size()));
+      body_.append(s);
+    } else if (s.size() < 4096) {
+      body_.push_back(static_cast<char>(0xE0 | (s.size() >> 8)));
+      body_.push_back(static_cast<char>(s.size() & 0xFF));
+      body_.append(s);
+    } else {
+      body_.push_back(static_cast<char>(0xF0));
+      put_le(s.size(), 4);
+      body_.append(s);
+    }
+    // The back-length: the entry's size, 7 bits a byte, most significant first, every byte but
+    // the first flagged, so that it reads right to left from the next entry.
+    const std::size_t len = body_.size() - start;
+    const int n = static_cast<int>(backlen_size(len));
+    for (int i = n - 1; i >= 0; --i) {
+      const auto b = static_cast<char>(((len >> (7 * i)) & 0x7F) | (i < n - 1 ? 0x80 : 0));
+      body_.push_back(b);
+    }
+    ++count_;
+  }
+  std::size_t size() const { return 6 + body_.size() + 1; }
+  std::size_t count() const { return count_; }
+  std::string finish() const {
+    std::string lp;
+    lp.reserve(size());
+    for (int i = 0; i < 4; ++i) lp.push_back(static_cast<char>(size() >> (8 * i)));
+    const std::size_t c = count_ < 65535 ? count_ : 65535;  // 65535: count them
+    lp.push_back(static_cast<char>(c & 0xFF));
+    lp.push_back(static_cast<char>(c >> 8));
+    lp += body_;
+    lp.push_back(static_cast<char>(0xFF));
+    return lp;
+  }
+
+ private:
+  void put_le(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) body_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  std::string body_;
+  std::size_t count_ = 0;
+};
+
+// A score as Redis's d2string writes it into a sorted set's listpack: integral values within
+// 2^52 as integers, others with 17 significant digits, the infinities spelled out.
+std::string score_text(double d) {
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  if (d > -4503599627370495.0 && d < 4503599627370496.0 &&
+      d == static_cast<double>(static_cast<long long>(d))) {
+    return int_string(static_cast<long long>(d));
+  }
+  char buf[32];
+  const int n = std::snprintf(buf, sizeof buf, "%.17g", d);
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+bool fits_listpack(std::size_t n, std::size_t longest) {
+  return n <= kListpackEntries && longest <= kListpackValue;
+}
+
+// A list as Redis 7.0 writes one: QUICKLIST_2, listpack nodes of up to 8 KB.
+void dump_list(const std::deque<std::string>& d, std::string* out) {
+  std::vector<std::string> nodes;
+  ListpackWriter lp;
+  for (const std::string& s : d) {
+    if (lp.count() > 0 && lp.size() + s.size() + 11 > kQuicklistNodeBytes) {
+      nodes.push_back(lp.finish());
+      lp = ListpackWriter();
+    }
+    lp.add(s);
+  }
+  nodes.push_back(lp.finish());
+  out->push_back(static_cast<char>(kTypeListQuicklist2));
+  put_len(out, nodes.size());
+  for (const std::string& n : nodes) {
+    put_len(out, kQuicklistPacked);
+    put_string(out, n);
+  }
+}
+
+// A set: an intset when every member is an integer and there are at most 512, else SET.
+void dump_set(const MemberSet& d, std::string* out) {
+  std::vector<std::int64_t> ints;
+  if (d.size() <= kIntsetEntries) {
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      std::int64_t v = 0;
+      if (!canonical_int(d.at(i), &v)) {
+        ints.clear();
+        break;
+      }
+      ints.push_back(v);
+    }
+  }
+  if (!ints.empty()) {
+    std::sort(ints.begin(), ints.end());
+    int w = 2;
+    for (const std::int64_t v : ints) {
+      if (v < INT32_MIN || v > INT32_MAX) {
+        w = 8;
+      } else if ((v < INT16_MIN || v > INT16_MAX) && w < 4) {
+        w = 4;
+      }
+    }
+    std::string is;
+    auto put = [&](std::uint64_t v, int n) {
+      for (int i = 0; i < n; ++i) is.push_back(static_cast<char>(v >> (8 * i)));
+    };
+    put(static_cast<std::uint64_t>(w), 4);
+    put(ints.size(), 4);
+    for (const std::int64_t v : ints) put(static_cast<std::uint64_t>(v), w);
+    out->push_back(static_cast<char>(kTypeSetIntset));
+    put_string(out, is);
+    return;
+  }
+  out->push_back(static_cast<char>(kTypeSet));
+  put_len(out, d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) put_string(out, d.at(i));
+}
+
+void dump_hash(const HashFields& d, std::string* out) {
+  std::size_t longest = 0;
+  for (const auto& [f, v] : d) longest = std::max({longest, f.size(), v.size()});
+  if (fits_listpack(d.size(), longest)) {
+    ListpackWriter lp;
+    for (const auto& [f, v] : d) {
+      lp.add(f);
+      lp.add(v);
+    }
+    out->push_back(static_cast<char>(kTypeHashListpack));
+    put_string(out, lp.finish());
+    return;
+  }
+  out->push_back(static_cast<char>(kTypeHash));
+  put_len(out, d.size());
+  for (const auto& [f, v] : d) {
+    put_string(out, f);
+    put_string(out, v);
+  }
+}
+
+// A sorted set: a listpack (ascending) when small, else ZSET_2 (binary doubles). A -0 score,
+// which only a skiplist keeps, goes into ZSET_2 so that it survives.
+void dump_zset(const ZSet& d, std::string* out) {
+  std::size_t longest = 0;
+  bool negative_zero = false;
+  for (const ZSet::Node* n = d.list().first(); n != nullptr; n = n->next()) {
+    longest = std::max(longest, n->member.size());
+    negative_zero |= n->score == 0 && std::signbit(n->score);
+  }
+  if (fits_listpack(d.size(), longest) && !negative_zero) {
+    ListpackWriter lp;
+    for (const ZSet::Node* n = d.list().first(); n != nullptr; n = n->next()) {
+      lp.add(n->member);
+      lp.add(score_text(n->score));
+    }
+    out->push_back(static_cast<char>(kTypeZSetListpack));
+    put_string(out, lp.finish());
+    return;
+  }
+  out->push_back(static_cast<char>(kTypeZSet2));
+  put_len(out, d.size());
+  // Highest first, as Redis writes it (its loader then inserts at the head).
+  for (const ZSet::Node* n = d.list().last(); n != nullptr; n = n->prev()) {
+    put_string(out, n->member);
+    put_binary_double(out, n->score);
+  }
+}
+
 bool dump_body(const ObjectRef& o, std::string* out) {
   switch (o->type()) {
     case ObjectType::kString:
@@ -666,36 +870,13 @@ bool dump_body(const ObjectRef& o, std::string* out) {
       put_string(out, o->str());
       return true;
     case ObjectType::kList:
-      return dump_container<ListObject>(o, [&](const std::deque<std::string>& d) {
-        out->push_back(static_cast<char>(kTypeList));
-        put_len(out, d.size());
-        for (const std::string& s : d) put_string(out, s);
-      });
+      return dump_container<ListObject>(o, [&](const auto& d) { dump_list(d, out); });
     case ObjectType::kSet:
-      return dump_container<SetObject>(o, [&](const MemberSet& d) {
-        out->push_back(static_cast<char>(kTypeSet));
-        put_len(out, d.size());
-        for (std::size_t i = 0; i < d.size(); ++i) put_string(out, d.at(i));
-      });
+      return dump_container<SetObject>(o, [&](const auto& d) { dump_set(d, out); });
     case ObjectType::kHash:
-      return dump_container<HashObject>(o, [&](const HashFields& d) {
-        out->push_back(static_cast<char>(kTypeHash));
-        put_len(out, d.size());
-        for (const auto& [f, v] : d) {
-          put_string(out, f);
-          put_string(out, v);
-        }
-      });
+      return dump_container<HashObject>(o, [&](const auto& d) { dump_hash(d, out); });
     case ObjectType::kZSet:
-      return dump_container<ZSetObject>(o, [&](const ZSet& d) {
-        out->push_back(static_cast<char>(kTypeZSet2));
-        put_len(out, d.size());
-        // Highest first, as Redis writes it (its loader then inserts at the head).
-        for (const ZSet::Node* n = d.list().last(); n != nullptr; n = n->prev()) {
-          put_string(out, n->member);
-          put_binary_double(out, n->score);
-        }
-      });
+      return dump_container<ZSetObject>(o, [&](const auto& d) { dump_zset(d, out); });
   }
   return false;
 }

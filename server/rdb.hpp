@@ -19,9 +19,12 @@
 // duplicate members included, is refused, never read out of bounds. Lengths are checked against
 // the bytes present before anything is allocated (an LZF string may expand at most 88-fold).
 //
-// Dumping writes the plain forms that every Redis since 2.x loads: strings raw or integer-encoded
-// (no LZF compression), LIST, SET, HASH and ZSET_2. Redis 7.0 converts small ones to listpacks
-// or intsets as it loads them, so values round-trip; the bytes differ from Redis's own DUMP.
+// Dumping picks the encoding Redis 7.0 would hold the value in with its default limits and writes
+// it as Redis writes that encoding: QUICKLIST_2 with listpack nodes of up to 8 KB; an INTSET (up
+// to 512 integers) or SET; a LISTPACK hash or sorted set (up to 128 entries of up to 64 bytes) or
+// HASH / ZSET_2; strings raw or integer-encoded. Redis restores kvlab's payload with the encoding
+// it gives its own. The bytes still differ from Redis's DUMP: kvlab does not LZF-compress, and
+// element order within hashes and sets is kvlab's.
 //
 // Thread safety: the functions are pure except dump_value(), which locks a container's mutex
 // while it reads it (server/container.hpp).
