@@ -641,6 +641,18 @@ void put_string(std::string* out, std::string_view s) {
       return;
     }
   }
+  // Longer strings LZF-compressed when that saves at least four bytes, as Redis does with
+  // rdbcompression yes (the default).
+  if (s.size() > 20) {
+    std::string z;
+    if (lzf_compress(s, s.size() - 4, &z)) {
+      out->push_back(static_cast<char>(0xC0 | kEncLzf));
+      put_len(out, z.size());
+      put_len(out, s.size());
+      out->append(z);
+      return;
+    }
+  }
   put_len(out, s.size());
   out->append(s);
 }
@@ -888,6 +900,60 @@ std::uint64_t crc64(std::uint64_t crc, std::string_view data) {
     crc = kCrcTable[(crc ^ static_cast<unsigned char>(ch)) & 0xFF] ^ (crc >> 8);
   }
   return crc;
+}
+
+bool lzf_compress(std::string_view in, std::size_t limit, std::string* out) {
+  out->clear();
+  const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+  const std::size_t n = in.size();
+  constexpr int kHashBits = 14;
+  constexpr std::size_t kMaxOffset = 8191, kMaxMatch = 264, kMaxLiteral = 32;
+  // table[h]: 1 + the last position whose next three bytes hashed to h (0: none).
+  std::vector<std::uint32_t> table(std::size_t{1} << kHashBits, 0);
+  auto hash = [&](std::size_t i) {
+    const std::uint32_t v = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+    return (v * 2654435761u) >> (32 - kHashBits);
+  };
+  std::size_t lit = 0;  // start of the pending literal run
+  auto flush_literals = [&](std::size_t end) {
+    while (lit < end) {
+      const std::size_t k = std::min(kMaxLiteral, end - lit);
+      out->push_back(static_cast<char>(k - 1));
+      out->append(in.substr(lit, k));
+      lit += k;
+    }
+  };
+  std::size_t i = 0;
+  while (i + 2 < n && out->size() <= limit) {
+    const std::uint32_t h = hash(i);
+    const std::size_t ref = table[h];
+    table[h] = static_cast<std::uint32_t>(i + 1);
+    if (ref == 0 || i - (ref - 1) - 1 > kMaxOffset || std::memcmp(p + ref - 1, p + i, 3) != 0) {
+      ++i;
+      continue;
+    }
+    const std::size_t from = ref - 1;
+    const std::size_t max = std::min(kMaxMatch, n - i);
+    std::size_t len = 3;
+    while (len < max && p[from + len] == p[i + len]) ++len;
+    flush_literals(i);
+    const std::size_t off = i - from - 1, l = len - 2;
+    if (l < 7) {
+      out->push_back(static_cast<char>((l << 5) | (off >> 8)));
+    } else {
+      out->push_back(static_cast<char>((7 << 5) | (off >> 8)));
+      out->push_back(static_cast<char>(l - 7));
+    }
+    out->push_back(static_cast<char>(off & 0xFF));
+    for (std::size_t j = i + 1; j < i + len && j + 2 < n; ++j) {
+      table[hash(j)] = static_cast<std::uint32_t>(j + 1);
+    }
+    i += len;
+    lit = i;
+  }
+  if (out->size() > limit) return false;
+  flush_literals(n);
+  return out->size() <= limit;
 }
 
 bool lzf_decompress(std::string_view in, char* out, std::size_t out_len) {

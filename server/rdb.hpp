@@ -22,9 +22,10 @@
 // Dumping picks the encoding Redis 7.0 would hold the value in with its default limits and writes
 // it as Redis writes that encoding: QUICKLIST_2 with listpack nodes of up to 8 KB; an INTSET (up
 // to 512 integers) or SET; a LISTPACK hash or sorted set (up to 128 entries of up to 64 bytes) or
-// HASH / ZSET_2; strings raw or integer-encoded. Redis restores kvlab's payload with the encoding
-// it gives its own. The bytes still differ from Redis's DUMP: kvlab does not LZF-compress, and
-// element order within hashes and sets is kvlab's.
+// HASH / ZSET_2; strings (and those blobs) integer-encoded, or LZF-compressed past 20 bytes when
+// that saves 4 bytes, as Redis does. Redis restores kvlab's payload with the encoding it gives its
+// own. The bytes still differ from Redis's DUMP: kvlab's LZF compressor is its own, and element
+// order within hashes and sets is kvlab's.
 //
 // Thread safety: the functions are pure except dump_value(), which locks a container's mutex
 // while it reads it (server/container.hpp).
@@ -43,6 +44,10 @@ inline constexpr std::uint16_t kVersion = 10;  // what Redis 7.0 writes and the 
 
 // Redis's crc64 (crc64_jones) continued from crc over data.
 std::uint64_t crc64(std::uint64_t crc, std::string_view data);
+
+// Compresses in into an LZF block (liblzf's format, kvlab's own compressor: the bytes need not
+// match liblzf's) of at most `limit` bytes. False when it does not fit.
+bool lzf_compress(std::string_view in, std::size_t limit, std::string* out);
 
 // Decompresses an LZF block (liblzf's format) into exactly out_len bytes at out. False when the
 // input is malformed, refers before the start of the output, or does not produce exactly out_len.

@@ -118,9 +118,8 @@ void restore_cmd(CommandContext& ctx) {
 
 constexpr CommandSpec kDumpCommands[] = {
     {"dump", 2, kReadOnly, dump_cmd, 1, 1, 1, "generic",
-     "Return a serialized version of the value stored at the specified key (Redis's RDB "
-     "encoding, plain types, no LZF compression)",
-     "key", "2.6.0", "O(1) to access the key and additional O(N*M) to serialize it"},
+     "Return a serialized version of the value stored at the specified key.", "key", "2.6.0",
+     "O(1) to access the key and additional O(N*M) to serialize it"},
     {"restore", -4, kWrite | kDenyOom, restore_cmd, 1, 1, 1, "generic",
      "Create a key using the provided serialized value, previously obtained using DUMP.",
      "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]", "2.6.0",

@@ -373,6 +373,42 @@ TEST_SUITE("dump and restore") {
     CHECK(value_of(c, "hugelist2") == value_of(c, "hugelist"));
   }
 
+  TEST_CASE("LZF-compressed strings round-trip at the format's limits") {
+    Client& c = client();
+    c("FLUSHALL");
+    // Runs (overlapping back-references), matches longer than 264, repeats at distances around
+    // the 8192-byte window, long literal runs, and a mix.
+    // A repeat 8193 bytes back is out of LZF's reach: random units of that period stay raw.
+    std::vector<std::pair<std::string, bool>> values = {{std::string(100000, 'a'), true},
+                                                        {std::string(21, 'b'), true}};
+    for (std::size_t period : {8190, 8191, 8192, 8193, 3, 264, 265}) {
+      const std::string unit = random_bytes(period, static_cast<unsigned>(period));
+      std::string v;
+      while (v.size() < 40000) v += unit;
+      values.emplace_back(v, period <= 8192);
+    }
+    std::string mixed;
+    for (unsigned i = 0; i < 200; ++i) mixed += random_bytes(i % 40, i) + std::string(i % 300, 'z');
+    values.emplace_back(mixed, true);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto& [value, compressible] = values[i];
+      const std::string k = "lzf" + std::to_string(i);
+      c.cmd({"SET", k, value});
+      const std::string payload = dump(c, k);
+      CHECK_MESSAGE((static_cast<unsigned char>(payload[1]) == 0xC3) == compressible, "value ", i);
+      if (compressible && value.size() > 1000) CHECK(payload.size() < value.size() / 2);
+      restore(c, k + ":copy", payload);
+      CHECK_MESSAGE(c.cmd({"GET", k + ":copy"}).str == value, "value ", i);
+      if (redis().running()) {
+        restore(redis_client(), k, payload);
+        CHECK_MESSAGE(redis_client().cmd({"GET", k}).str == value, "redis: value ", i);
+      }
+    }
+    // Random bytes do not compress: written raw.
+    c.cmd({"SET", "random", random_bytes(5000, 7)});
+    CHECK(static_cast<unsigned char>(dump(c, "random")[1]) != 0xC3);
+  }
+
   TEST_CASE("RESTORE answers Redis's errors in Redis's order") {
     Client& c = client();
     c("FLUSHALL");
