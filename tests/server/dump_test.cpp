@@ -1,7 +1,8 @@
 // DUMP and RESTORE against a real kvlab-server (2 workers): Redis's RDB value encoding with its
 // RDB version and CRC64 (server/rdb.hpp).
 //
-// - kvlab -> kvlab round trips for every type, with TTLs and RESTORE's options and errors.
+// - kvlab -> kvlab round trips for every type, with TTLs and RESTORE's options and errors, and
+//   LZF-compressed strings at the format's limits (window, match length, runs).
 // - With redis-server on PATH (a child started here, DEBUG enabled so that plain quicklist nodes
 //   can be forced, and sanitize-dump-payload yes so that it checks kvlab's payloads in depth):
 //   Redis -> kvlab and kvlab -> Redis round trips for every type and encoding Redis 7.0 writes
@@ -674,6 +675,11 @@ TEST_SUITE("dump and restore") {
                         rc.cmd({"OBJECT", "ENCODING", k + ":self"}).str,
                     k);
     }
+    // An HLL is a string: Redis's sparse HLL restored into kvlab counts the same.
+    CHECK(c("PFCOUNT s:hll").integer == 3);
+    CHECK(c("PFADD s:hll d").integer == 1);
+    restore(rc, "hll", dump(c, "s:hll"));
+    CHECK(rc("PFCOUNT hll").integer == 4);
     // Every encoding Redis 7.0 writes was exercised: strings (raw, int, LZF), quicklist 2, intset,
     // set, listpack hash and zset, hash, ZSET_2.
     for (int t : {0, 2, 4, 5, 11, 16, 17, 18, 100}) CHECK_MESSAGE(types_seen[t] > 0, "type ", t);
