@@ -147,6 +147,7 @@ std::span<const CommandSpec> bitmap_commands();
 std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (config.cpp)
 std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
 std::span<const CommandSpec> cluster_commands();      // CLUSTER, ASKING, READONLY, KVLAB
+std::span<const CommandSpec> dump_commands();  // DUMP, RESTORE, RESTORE-ASKING (dump.cpp)
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

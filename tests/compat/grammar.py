@@ -37,6 +37,41 @@ TIMEOUTS_MS = [b"10", b"1", b"20", b"-1", b"abc", b"1.5"]
 SECONDS = [b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999", b"abc", b"1.5"]
 MILLIS = [b"0", b"-1", b"9223372036854775807", b"9223372036854775", b"abc"]
 
+# RESTORE payloads: Redis 7.0's DUMP of one value per type and encoding (string, int, quicklist,
+# intset, set, listpack hash, listpack zset), and broken ones (a wrong CRC, RDB version 11, a
+# module type, a truncated list) that must answer the same errors.
+PAYLOADS = [
+    b"\x00\x01v\n\x00\x91\x08\xce\xb2\x198\x8a\xce",
+    b"\x00\xc0\n\n\x00n\x9fWE\x0e\xaec\xbb",
+    b"\x12\x01\x02\x0f\x0f\x00\x00\x00\x03\x00\x81a\x02\x81b\x02\x01\x01\xff\n\x00\xe0\x1b"
+    b"\xabJG\xceY\"",
+    b"\x0b\x0e\x02\x00\x00\x00\x03\x00\x00\x00\x01\x00\x02\x00\x03\x00\n\x00\xa5\x02\\\xe2mn"
+    b"M\x1b",
+    b"\x02\x02\x01a\x01b\n\x00\xfed!%\xeb\x03=\r",
+    b"\x10\x12\x12\x00\x00\x00\x04\x00\x81f\x02\x81v\x02\x81n\x02\x01\x01\xff\n\x00\xfc\xe4"
+    b"\x08\xf1y\"\xe0\x16",
+    b"\x11\x14\x14\x00\x00\x00\x04\x00\x81a\x02\x01\x01\x81b\x02\x832.5\x04\xff\n\x00\xd4Ln"
+    b"\xa4\xf6D\xd9\xd7",
+]
+
+
+def crc64(data):
+    """Redis's CRC64 (Jones polynomial, reflected, initial value 0)."""
+    crc = 0
+    for c in data:
+        crc ^= c
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5 if crc & 1 else crc >> 1
+    return crc
+
+
+def seal(body, version=10):
+    body += version.to_bytes(2, "little")
+    return body + crc64(body).to_bytes(8, "little")
+
+
+PAYLOADS_BAD = [PAYLOADS[0][:-1] + b"\x00", seal(PAYLOADS[0][:-10], 11), seal(b"\x07\x01"),
+                seal(PAYLOADS[2][:-14]), b"", b"\n\x00"]
 
 # The ACL categories that name a value type: a focus command's writers share one with it.
 TYPE_CATEGORIES = {"@string", "@list", "@hash", "@set", "@sortedset", "@bitmap", "@hyperloglog",
@@ -157,6 +192,11 @@ class Generator:
                 if r.random() < 0.35:
                     return r.choice(SECONDS if name == "seconds" else MILLIS)
                 return self.relative_expiry(name == "seconds")
+            if name == "ttl" and cmd in ("restore", "restore-asking"):
+                # 0, a long relative TTL, or ones that are invalid or already past (as relative
+                # or ABSTTL times); never a few milliseconds ahead, which would race the clock.
+                return self.pick([b"0", b"0", self.relative_expiry(False)],
+                                 [b"-1", b"abc", b"9223372036854775807", b"-9223372036854775808"])
             if name == "index" and cmd == "select":
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
@@ -169,6 +209,8 @@ class Generator:
             if name == "type":
                 return self.pick([b"string", b"list", b"set", b"zset", b"hash"],
                                  [b"STRING", b"stream", b"nope", b""])
+            if name == "serialized-value" and cmd in ("restore", "restore-asking"):
+                return self.pick(PAYLOADS, PAYLOADS_BAD + VALUES, 0.3)
             if name in ("value", "increment"):
                 return self.pick(VALUES, INTS_EDGE + DOUBLES_EDGE)
             if name in ("parameter",):
