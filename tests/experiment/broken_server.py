@@ -1,19 +1,18 @@
 #!/usr/bin/python3
 """A planted broken RESP server for the `kvlab experiment` tests.
 
-It listens on 127.0.0.1:PORT, answers like a server for the first SECONDS seconds (PING, INFO,
+It listens on 127.0.0.1:PORT, answers like a server for its first N commands (PING, INFO,
 CONFIG GET, FLUSHALL, SET, GET, ... all get a plausible reply), and then keeps accepting
 connections and reading requests but never answers again: a server that stops answering.
-    broken_server.py PORT [SECONDS]
+    broken_server.py PORT [N]      (N = 0: it never answers at all)
 """
 import selectors
 import socket
 import sys
-import time
 
 port = int(sys.argv[1])
-answer_for = float(sys.argv[2]) if len(sys.argv) > 2 else 0.5
-start = time.monotonic()
+answer_first = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+answered = 0
 sel = selectors.DefaultSelector()
 lsock = socket.socket()
 lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -93,9 +92,11 @@ while True:
             buffers.pop(c, None)
             c.close()
             continue
-        if time.monotonic() - start > answer_for:
+        if answered >= answer_first:
             continue  # read and drop: the server has stopped answering
         cmds, buffers[c] = parse(buffers[c] + data)
+        cmds = cmds[:max(0, answer_first - answered)]
+        answered += len(cmds)
         out = b"".join(reply(cmd) for cmd in cmds)
         try:
             c.sendall(out)

@@ -174,6 +174,10 @@ def main(argv):
         if ses:
             ses.stop_all()
         traceback.print_exc()
+        if ses:
+            ses.write_json("manifest.json", ses.manifest("failed", error=traceback.format_exc()))
+            with open(os.path.join(ses.dir, "FAILED"), "w") as f:
+                f.write(traceback.format_exc())
         return 1
 
 

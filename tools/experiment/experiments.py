@@ -120,14 +120,14 @@ def summarize(rows, keys):
             s["sustained"] = 2 * len(good) > len(rs)
             if not s["sustained"]:
                 good = []
-        s["p50_ms"] = median(r["p50_ms"] for r in good)
-        s["p99_ms"] = median(r["p99_ms"] for r in good)
-        p99s = [r["p99_ms"] for r in good if r["p99_ms"] is not None]
+        s["p50_ms"] = median(r.get("p50_ms") for r in good)
+        s["p99_ms"] = median(r.get("p99_ms") for r in good)
+        p99s = [r["p99_ms"] for r in good if r.get("p99_ms") is not None]
         s["p99_min_ms"] = min(p99s) if p99s else None
         s["p99_max_ms"] = max(p99s) if p99s else None
-        s["p999_ms"] = median(r["p999_ms"] for r in good)
+        s["p999_ms"] = median(r.get("p999_ms") for r in good)
         s["ops_per_server_cpu_s"] = median(r.get("ops_per_server_cpu_s") for r in rs)
-        s["generator_bound"] = any(r["generator_bound"] for r in rs)
+        s["generator_bound"] = any(r.get("generator_bound") for r in rs)
         out.append(s)
     return out
 
@@ -389,7 +389,7 @@ SHAPES = {
     "rb": {"desc": "seed 001's redis-benchmark -c 500 -n 50000 -t get,set: closed loop, 500 "
                    "connections, pipeline 1, one key, 3-byte values, GET and SET runs of 50,000 "
                    "requests", "connections": 500, "pipeline": 1, "keys": 1, "data_size": 3,
-           "requests": 50000, "workloads": [("get", []), ("set", ["--ratio", "1:0"])]},
+           "requests": 50000, "workloads": [("get", []), ("set", ["--command", "SET __key__ __data__"])]},
     # seed 004: memtier_benchmark-like: many connections, 1:10 SET:GET, pipelined
     "memtier": {"desc": "seed 004's memtier_benchmark-like load: closed loop, 200 connections, "
                         "pipeline 10, 1:10 SET:GET over 100,000 keys, 32-byte values",
@@ -444,7 +444,8 @@ class Threads:
         # (server, threads, placement) configurations
         configs = []
         for srv in servers:
-            sweeps = srv.kind == "kvlab" or any("{threads}" in x for x in (srv.template or []))
+            sweeps = srv.kind == "kvlab" or bool(srv.threads_args) or \
+                any("{threads}" in x for x in (srv.template or []))
             for t in (threads if sweeps else [None]):
                 for pl in (placements if srv.kind == "kvlab" else [None]):
                     configs.append((srv, t, pl))
@@ -513,6 +514,13 @@ class Placement(Threads):
                "each thread count, memtier-like pipelined load; trivial on a 2-CPU VM, the "
                "NUMA/CCX study on a many-core EPYC")
     kvlab_only = True
+
+    def run(self, ses, a, servers):
+        kv = [s for s in servers if s.kind == "kvlab"]
+        if not kv:
+            raise ExperimentError("the placement experiment measures kvlab-server's --placement "
+                                  "policies: it needs a kvlab server (drop --no-kvlab)")
+        return Threads.run(self, ses, a, kv)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -611,7 +619,7 @@ class Backends:
                              "generator_bound": False, "raw": "raw/" + raw})
             ses.progress.advance(per_run)
         for s in others:
-            ses.start_server(s, threads=want)
+            ses.start_server(s)
             resp(s, s.name, s.name, None)
             ses.stop_server(s)
         ses.progress.finish()

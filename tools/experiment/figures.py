@@ -190,6 +190,8 @@ def backends(folder, summary, params):
     ax.bar([i + 0.2 for i in x], ip, 0.4, color=COLORS[2],
            label="in-process (kvlab bench, same backend, threads, update %)")
     ax.set_yscale("log")
+    top = max(r + ip + [1])
+    ax.set_ylim(top=top * 12)
     ax.yaxis.set_major_formatter(_fmt_rate)
     ax.set_xticks(list(x), labels, rotation=30, ha="right")
     ax.set_ylabel("ops/s (median)")
