@@ -257,12 +257,18 @@ class Pinning:
                 "generator_cpus": cpu_list(self.generator_cpus) if self.pinned else None}
 
 
-def _affinity(cpus):
-    if not cpus:
-        return None
-
+def _child_setup(cpus, die_with_parent=True):
+    """preexec_fn for servers and generators: pin to cpus, and (Linux) receive SIGTERM if this
+    driver dies without stopping them (SIGKILL, crash) — the normal path stops them by pid."""
     def pre():
-        os.sched_setaffinity(0, cpus)
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+        if die_with_parent:
+            try:
+                import ctypes
+                ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+            except (OSError, AttributeError):
+                pass
     return pre
 
 
@@ -368,8 +374,8 @@ class Session:
         log = open(srv.log_path, "wb")
         try:
             srv.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL,
-                                        preexec_fn=_affinity(self.pin.server_cpus))
+                                        stdin=subprocess.DEVNULL, start_new_session=True,
+                                        preexec_fn=_child_setup(self.pin.server_cpus))
         except OSError as e:
             raise ExperimentError("cannot start server '%s' (%s): %s" % (srv.name, shlex.join(argv), e))
         finally:
@@ -514,7 +520,8 @@ class Session:
             try:
                 p = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=err,
                                      stdin=subprocess.DEVNULL,
-                                     preexec_fn=_affinity(self.pin.generator_cpus))
+                                     start_new_session=True,
+                                     preexec_fn=_child_setup(self.pin.generator_cpus))
             except OSError as e:
                 raise ExperimentError("cannot run %s: %s" % (full[0], e))
             deadline = t0 + expect_s * 3 + 60
