@@ -107,7 +107,8 @@ def make_parser():
     sub = p.add_subparsers(dest="experiment", metavar="NAME")
     sub.add_parser("list", help="describe the experiments")
     for e in experiments.EXPERIMENTS:
-        sp = sub.add_parser(e.name, help=e.summary, description="%s. Seed: %s." % (e.summary, e.seed))
+        sp = sub.add_parser(e.name, help=e.summary.replace("%", "%%"),
+                            description=("%s. Seed: %s." % (e.summary, e.seed)).replace("%", "%%"))
         common_args(sp)
         e.add_args(sp)
     return p
