@@ -8,6 +8,7 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import sys
 import traceback
 
@@ -129,6 +130,7 @@ def main(argv):
     a = p.parse_args(argv)
     a.argv = user
     if a.experiment in (None, "list"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `kvlab experiment list | head`
         if a.experiment is None:
             p.print_usage(sys.stderr)
             print("", file=sys.stderr)

@@ -649,6 +649,8 @@ class Session:
                         commit += " (with uncommitted changes)"
                 except (OSError, subprocess.TimeoutExpired):
                     pass
+            if commit is None and v and "(" in v:  # installed: the commit kvlab was built from
+                commit = v.rsplit("(", 1)[1].rstrip(")") + " (from kvlab --version)"
             self.kvlab_version = {"version": v, "commit": commit,
                                   "kvlab_bin": self.args.kvlab_bin, "server_bin": self.args.server_bin}
         return self.kvlab_version
