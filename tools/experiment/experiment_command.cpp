@@ -64,10 +64,9 @@ void add_experiment(CLI::App& app) {
   sub->allow_extras();
   sub->callback([sub] {
     const Located l = locate();
-    std::vector<std::string> argv = {"/usr/bin/python3", l.driver.string(),
-                                     "--kvlab-bin",      l.kvlab_exe.string(),
-                                     "--server-bin",     l.server.string(),
-                                     "--results-root",   l.results.string()};
+    std::vector<std::string> argv = {"/usr/bin/python3",   l.driver.string(), "--kvlab-bin",
+                                     l.kvlab_exe.string(), "--server-bin",    l.server.string(),
+                                     "--results-root",     l.results.string()};
     for (const auto& a : sub->remaining()) argv.push_back(a);
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
@@ -75,7 +74,8 @@ void add_experiment(CLI::App& app) {
     std::fflush(stdout);
     std::fflush(stderr);
     ::execv(cargv[0], cargv.data());
-    std::fprintf(stderr, "kvlab experiment: cannot run %s %s: %s (install Debian's python3 and "
+    std::fprintf(stderr,
+                 "kvlab experiment: cannot run %s %s: %s (install Debian's python3 and "
                  "python3-matplotlib: ./kvlab does)\n",
                  cargv[0], cargv[1], std::strerror(errno));
     throw CLI::RuntimeError(1);
