@@ -107,6 +107,10 @@ def make_parser():
     p.add_argument("--results-root", required=True, help=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="experiment", metavar="NAME")
     sub.add_parser("list", help="describe the experiments")
+    rp = sub.add_parser("report", help="redraw the figures and rewrite report.md of a result "
+                        "folder from its manifest.json and summary.csv")
+    rp.add_argument("folder")
+    rp.add_argument("--title")
     for e in experiments.EXPERIMENTS:
         sp = sub.add_parser(e.name, help=e.summary.replace("%", "%%"),
                             description=("%s. Seed: %s." % (e.summary, e.seed)).replace("%", "%%"))
@@ -136,6 +140,8 @@ def main(argv):
             print("", file=sys.stderr)
         list_experiments()
         return 0 if a.experiment == "list" else 2
+    if a.experiment == "report":
+        return rereport(a)
     exp = experiments.BY_NAME[a.experiment]
     if a.quick:
         exp.quick(a)
@@ -182,6 +188,40 @@ def main(argv):
             with open(os.path.join(ses.dir, "FAILED"), "w") as f:
                 f.write(traceback.format_exc())
         return 1
+
+
+def _cell(v):
+    if v == "":
+        return None
+    if v in ("true", "false"):
+        return v == "true"
+    try:
+        f = float(v)
+        return int(f) if f.is_integer() and "e" not in v and "." not in v else f
+    except ValueError:
+        return v
+
+
+def rereport(a):
+    import csv
+    import json
+    import figures
+    import report
+    d = os.path.abspath(a.folder)
+    with open(os.path.join(d, "manifest.json")) as f:
+        m = json.load(f)
+    if m.get("status") != "ok":
+        print("kvlab experiment report: %s is a failed run (%s)" % (d, m.get("error")), file=sys.stderr)
+        return 3
+    with open(os.path.join(d, "summary.csv"), newline="") as f:
+        summary = [{k: _cell(v) for k, v in r.items()} for r in csv.DictReader(f)]
+    exp = experiments.BY_NAME[m["experiment"]]
+    figs = figures.draw(exp.name, d, summary, m["parameters"])
+    m["figures"] = figs
+    _, table = report.write(exp, d, m, None, summary, m["parameters"], figs, a.title)
+    print(table)
+    print("rewrote the figures and report.md in %s" % d)
+    return 0
 
 
 def finish(ses, exp, a, rows, summary, params):

@@ -11,6 +11,7 @@ from framework import human
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 # Reproducible SVG text (no date, fixed ids), so checked-in figures diff cleanly.
@@ -80,6 +81,11 @@ def latency(folder, summary, params):
                             textcoords="offset points", xytext=(4, -3), color=c, fontsize=7)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ticks = sorted({s["param"] for s in summary if s["workload"] == w})
+        if len(ticks) <= 12:
+            ax.set_xticks(ticks)
+            ax.tick_params(axis="x", labelrotation=45)
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.xaxis.set_major_formatter(_fmt_rate)
         ax.set_xlabel("target rate (%s/s)" % ("messages" if w == "pubsub" else "requests"))
         ax.set_ylabel("latency (ms), from the intended send time")

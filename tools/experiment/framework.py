@@ -682,7 +682,7 @@ def fmt_cell(v):
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return "%.6g" % v if abs(v) < 1e6 else "%.1f" % v
+        return "%.10g" % v if abs(v) < 1e9 else "%.1f" % v
     return v
 
 
