@@ -17,6 +17,7 @@ from matplotlib.transforms import blended_transform_factory  # noqa: E402
 # Reproducible SVG text (no date, fixed ids), so checked-in figures diff cleanly.
 matplotlib.rcParams["svg.hashsalt"] = "kvlab"
 matplotlib.rcParams["font.size"] = 9
+matplotlib.rcParams["svg.fonttype"] = "none"  # text as text: smaller SVGs
 METADATA_SVG = {"Date": None, "Creator": "kvlab experiment"}
 METADATA_PNG = {"Software": "kvlab experiment"}
 
