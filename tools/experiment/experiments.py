@@ -609,6 +609,8 @@ class Backends:
                     "--update", str(a.update), "--duration", dur(a.duration),
                     "--reps", str(a.repeats), "--format", "json", "--no-floor", "--quiet"]
             data, _, _ = ses.run_tool(argv, raw, per_run * a.repeats, threads, "bench %s" % b)
+            for w in data.get("manifest", {}).get("warnings", []):
+                ses.warnings.append("kvlab bench %s: %s" % (b, w))
             for res in data.get("results", []):
                 rows.append({"experiment": self.name, "server": "in-process (kvlab bench)",
                              "server_version": data["manifest"].get("git_sha"),
