@@ -168,11 +168,13 @@ class LatencySweep:
 
     @staticmethod
     def quick(a):
-        a.rates = a.rates or "2k,100M"
+        a.rates = a.rates or "1k,100M"
+        if a.workloads == "get,mixed,pubsub":
+            a.workloads = "get,pubsub"
         a.pubsub_rates = "1k"
         a.keys, a.connections = 1000, 8
         a.publishers, a.subscribers = 4, 4
-        a.duration, a.warmup = 0.5, 0.2
+        a.duration, a.warmup = 0.8, 0.2
 
     def run(self, ses, a, servers):
         workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
@@ -430,7 +432,7 @@ class Threads:
     def quick(a):
         a.threads = a.threads or "1,2"
         a.duration, a.warmup = 0.3, 0.1
-        a.quick_requests = 3000
+        a.quick_requests, a.quick_connections = 2000, 50
 
     def run(self, ses, a, servers):
         gt = a.gen_threads or ses.pin.generator_threads_default()
@@ -483,7 +485,8 @@ class Threads:
                         label = "%s %s threads=%s%s rep %d" % (shape, wname, t if t else "-",
                                                                " " + pl if pl else "", rep + 1)
                         ses.progress.show("%s: %s" % (srv.name, label))
-                        args = load_common(a, gt, sh["connections"]) + wargs + [
+                        conns = getattr(a, "quick_connections", None) or sh["connections"]
+                        args = load_common(a, gt, conns) + wargs + [
                             "--keys", str(sh["keys"]), "--data-size", str(sh["data_size"]),
                             "--pipeline", str(sh["pipeline"])]
                         if sh["requests"]:
@@ -548,7 +551,7 @@ class Backends:
     @staticmethod
     def quick(a):
         a.backends = a.backends or "hash/locked,hash/kvlab"
-        a.keys, a.connections, a.duration, a.warmup = 1000, 8, 0.3, 0.1
+        a.keys, a.connections, a.duration, a.warmup = 1000, 8, 0.5, 0.1
 
     def run(self, ses, a, servers):
         out = subprocess.run([a.kvlab_bin, "backends", "--format", "json"], capture_output=True,
