@@ -15,6 +15,12 @@ import subprocess
 import sys
 import tempfile
 
+try:
+    import matplotlib  # noqa: F401  (the figures need it; ./kvlab installs python3-matplotlib)
+except ImportError:
+    print("skipped: Debian's python3-matplotlib is not installed (./kvlab installs it)")
+    sys.exit(77)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KVLAB, SERVER, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 REDIS = shutil.which("redis-server") is not None
