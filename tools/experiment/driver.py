@@ -227,7 +227,7 @@ def rereport(a):
 def finish(ses, exp, a, rows, summary, params):
     import report
     cols = list(experiments.RUN_COLUMNS)
-    for extra in ("placement", "threads"):
+    for extra in ("connections", "placement", "threads"):
         if any(extra in r for r in rows):
             cols.insert(cols.index("repeat"), extra)
     ses.write_csv("results.csv", cols, rows)

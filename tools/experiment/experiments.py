@@ -155,8 +155,9 @@ class LatencySweep:
         p.add_argument("--steps", type=int, default=10, help="steps of the automatic rate list")
         p.add_argument("--pubsub-rates", default="1k,2k,5k,10k,20k,50k,100k",
                        help="messages/s for the pub/sub variant")
-        p.add_argument("--connections", type=int, default=48,
-                       help="connections in total (seed 000: 48 = 4x12, and 816 = 24x34)")
+        p.add_argument("--connections", default="48",
+                       help="connections in total; a list (48,816) sweeps each count as its own "
+                            "table (seed 000: 48 = 4x12 and 816 = 24x34)")
         p.add_argument("--keys", type=int, default=1000000, help="prefilled keys")
         p.add_argument("--data-size", type=int, default=256)
         p.add_argument("--publishers", type=int, default=64)
@@ -172,7 +173,9 @@ class LatencySweep:
         if a.workloads == "get,mixed,pubsub":
             a.workloads = "get,pubsub"
         a.pubsub_rates = "1k"
-        a.keys, a.connections = 1000, 8
+        a.keys = 1000
+        if a.connections == "48":
+            a.connections = "8"
         a.publishers, a.subscribers = 4, 4
         a.duration, a.warmup = 0.8, 0.2
 
@@ -182,34 +185,46 @@ class LatencySweep:
             if w not in ("get", "mixed", "pubsub"):
                 raise ExperimentError("unknown workload '%s' (get, mixed, pubsub)" % w)
         gt = a.gen_threads or ses.pin.generator_threads_default()
-        kv = [w for w in workloads if w != "pubsub"]
+        try:
+            conns = [int(c) for c in str(a.connections).split(",") if c.strip()]
+        except ValueError:
+            raise ExperimentError("bad --connections '%s' (e.g. 48 or 48,816)" % a.connections)
+        kv = [(w, c) for w in workloads if w != "pubsub" for c in conns]
         ps_rates = parse_rates(a.pubsub_rates) if "pubsub" in workloads else []
         rates = parse_rates(a.rates) if a.rates else None
         n_rates = len(rates) if rates else a.steps
         per_run = run_len(a)
         total = len(servers) * (len(kv) * n_rates + len(ps_rates)) * a.repeats
-        ses.progress = Progress(total + (len(servers) if rates is None else 0),
-                                total * per_run + (len(servers) * 3 if rates is None else 0))
+        probe_s = 4.0
+        ses.progress = Progress(total + (len(servers) if kv and rates is None else 0),
+                                total * per_run + (len(servers) * probe_s if rates is None else 0))
         probes = {}
         rows = []
+        if kv and rates is None:
+            # Every server is probed first (closed loop at the largest connection count), so that
+            # all of them are swept at the same rates, up to the highest saturation rate.
+            for srv in servers:
+                ses.start_server(srv)
+                ses.progress.show("%s: prefill and closed-loop probe for the saturation rate" %
+                                  srv.name)
+                ses.prefill(srv, a.keys, a.data_size)
+                r = ses.load(srv, "saturation-probe", load_common(a, gt, max(conns)) +
+                             ["--keys", str(a.keys), "--data-size", str(a.data_size),
+                              "--duration", "2s", "--warmup", "0.5s"], 3, gt)
+                probes[srv.name] = r["steps"][0]["achieved_rate"]
+                ses.stop_server(srv)
+                ses.progress.advance(probe_s)
+            top = max(probes.values())
+            rates = [round2(top * (i + 1) / a.steps) for i in range(a.steps)]
+            self.auto_rates = rates
         for srv in servers:
             ses.start_server(srv)
             if kv:
                 ses.progress.show("%s: prefill %s keys" % (srv.name, grouped(a.keys)))
                 ses.prefill(srv, a.keys, a.data_size)
-            if kv and rates is None:
-                ses.progress.show("%s: closed-loop probe for the saturation rate" % srv.name)
-                r = ses.load(srv, "saturation-probe", load_common(a, gt, a.connections) +
-                             ["--keys", str(a.keys), "--data-size", str(a.data_size),
-                              "--duration", "2s", "--warmup", "0.5s"], 3, gt)
-                probes[srv.name] = r["steps"][0]["achieved_rate"]
-                ses.progress.advance(3)
             srv_rates = rates
-            if srv_rates is None:
-                top = max(probes.values())
-                srv_rates = [round2(top * (i + 1) / a.steps) for i in range(a.steps)]
-                self.auto_rates = srv_rates
-            for w in kv:
+            for w, nconn in kv:
+                label_w = w if len(conns) == 1 else "%s, %d conn" % (w, nconn)
                 ns_run = 0
                 for rate in srv_rates:
                     if ns_run >= 2 and not a.keep_going:
@@ -218,9 +233,9 @@ class LatencySweep:
                         continue
                     step_rows = []
                     for rep in range(a.repeats):
-                        label = "%s %s/s rep %d" % (w, human(rate), rep + 1)
+                        label = "%s %s/s rep %d" % (label_w, human(rate), rep + 1)
                         ses.progress.show("%s: %s" % (srv.name, label))
-                        args = load_common(a, gt, a.connections) + [
+                        args = load_common(a, gt, nconn) + [
                             "--keys", str(a.keys), "--data-size", str(a.data_size),
                             "--pipeline", "1", "--rate", "%d" % rate,
                             "--duration", dur(a.duration), "--warmup", dur(a.warmup),
@@ -229,8 +244,8 @@ class LatencySweep:
                             args += ["--ratio", "1:10"]
                         r = ses.load(srv, label, args, per_run, gt)
                         base = {"experiment": self.name, "server": srv.name,
-                                "server_version": version_of(srv), "workload": w,
-                                "param": rate, "repeat": rep + 1}
+                                "server_version": version_of(srv), "workload": label_w,
+                                "param": rate, "repeat": rep + 1, "connections": nconn}
                         step_rows.append(step_row(base, r, r["steps"][0]))
                         ses.progress.advance(per_run)
                     rows += step_rows
@@ -273,7 +288,7 @@ class LatencySweep:
                   "saturation rate (probes: %s)" % ", ".join("%s %s/s" % (k, grouped(v))
                                                            for k, v in probes.items()),
                   "saturation_probes": probes,
-                  "pubsub_rates": ps_rates, "connections": a.connections, "generator_threads": gt,
+                  "pubsub_rates": ps_rates, "connections": conns, "generator_threads": gt,
                   "keys": a.keys, "data_size": a.data_size, "pipeline": 1,
                   "duration_s": a.duration, "warmup_s": a.warmup, "repeats": a.repeats,
                   "sustain_threshold": SUSTAIN, "publishers": a.publishers,

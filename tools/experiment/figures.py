@@ -54,8 +54,13 @@ def _servers(summary):
 def latency(folder, summary, params):
     """One panel per workload: p50 (dashed) and p99 (solid) vs target rate, log-log; an NS step
     is an x on the floor of the panel, labelled NS, with no latency drawn."""
-    workloads = [w for w in ("get", "mixed", "pubsub") if any(s["workload"] == w for s in summary)]
-    titles = {"get": "GET only", "mixed": "1:10 SET:GET", "pubsub": "pub/sub delivery"}
+    workloads = []
+    for s in sorted(summary, key=lambda s: s["workload"] == "pubsub"):
+        if s["workload"] not in workloads:
+            workloads.append(s["workload"])
+    names = {"get": "GET only", "mixed": "1:10 SET:GET", "pubsub": "pub/sub delivery"}
+    titles = {w: names.get(w.split(",")[0], w) + (", " + w.split(", ", 1)[1] + "ections"
+                                                  if ", " in w else "") for w in workloads}
     servers = _servers(summary)
     fig, axes = plt.subplots(1, len(workloads), figsize=(5.2 * len(workloads), 4), squeeze=False)
     for ax, w in zip(axes[0], workloads):

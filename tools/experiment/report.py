@@ -40,9 +40,15 @@ def gb(s):
 
 def latency_tables(summary, params):
     parts, plain = [], []
-    titles = {"get": "GET only", "mixed": "1:10 SET:GET", "pubsub": "pub/sub delivery latency"}
+    names = {"get": "GET only", "mixed": "1:10 SET:GET", "pubsub": "pub/sub delivery latency"}
     servers = servers_of(summary)
-    for w in ("get", "mixed", "pubsub"):
+    order = []
+    for s in sorted(summary, key=lambda s: s["workload"] == "pubsub"):
+        if s["workload"] not in order:
+            order.append(s["workload"])
+    titles = {w: names.get(w.split(",")[0], w) + (", " + w.split(", ", 1)[1] + "ections"
+                                                  if ", " in w else "") for w in order}
+    for w in order:
         pts = [s for s in summary if s["workload"] == w]
         if not pts:
             continue
