@@ -126,7 +126,7 @@ def common(name, args, expected_rows, figure):
               (len(rows), expected_rows))
         check(all(r["errors"] == "0" for r in rows if r["errors"]), "no run had errors")
         _, summary = read_csv(os.path.join(d, "summary.csv"))
-        m = check_manifest(d, [s for s in SERVERS if name != "placement" or s == "kvlab"])
+        check_manifest(d, [s for s in SERVERS if name != "placement" or s == "kvlab"])
         rep = check_figure(d, figure)
         if name != "commands":  # once is enough: matplotlib takes seconds to start
             return rows, summary, rep

@@ -129,7 +129,7 @@ def list_experiments():
 
 
 def main(argv):
-    internal, user = argv[:6], argv[6:]
+    user = argv[6:]  # after --kvlab-bin, --server-bin and --results-root (the CLI adds them)
     p = make_parser()
     a = p.parse_args(argv)
     a.argv = user

@@ -3,7 +3,6 @@ Session (framework.py), and returns its per-run rows and per-point summary; figu
 and report.py writes report.md."""
 
 import json
-import os
 import subprocess
 
 from framework import (SUSTAIN, ExperimentError, Progress, grouped, human, median)
@@ -471,10 +470,9 @@ class Threads:
         ses.progress = Progress(len(configs) * runs_per_config, len(configs) * runs_per_config * per_run)
         rows = []
         for srv, t, pl in configs:
-            series = srv.name if pl in (None, "none") or len(placements) == 1 and pl == "none" \
-                else "%s %s" % (srv.name, pl)
-            if srv.kind == "kvlab" and len(placements) > 1:
-                series = "%s %s" % (srv.name, pl)
+            # kvlab's series carry the policy unless it is the only one and it is "none"
+            plain = pl is None or (len(placements) == 1 and pl == "none")
+            series = srv.name if plain else "%s %s" % (srv.name, pl)
             if srv.kind == "kvlab":
                 srv.extra = ["--placement", pl] if pl else []
             try:

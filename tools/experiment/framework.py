@@ -8,7 +8,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import signal
 import socket
 import statistics
