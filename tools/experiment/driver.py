@@ -65,6 +65,12 @@ def build_servers(a):
                               threads_args=["--io-threads", "{threads}"]))
     if not servers:
         raise ExperimentError("no server to measure (give --kvlab, --server or --target)")
+    seen = set()
+    for s in servers:
+        if s.name in seen:
+            raise ExperimentError("two servers are named '%s'; every table and figure needs a "
+                                  "distinct name (NAME=...)" % s.name)
+        seen.add(s.name)
     return servers
 
 
