@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
 #ifdef KVLAB_HAVE_CLUSTER
   kvlab::cli::add_cluster(app);
 #endif
+#ifdef KVLAB_HAVE_EXPERIMENT
+  kvlab::cli::add_experiment(app);
+#endif
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
