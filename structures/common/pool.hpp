@@ -114,7 +114,7 @@ constexpr std::size_t class_size(std::size_t n) {
 // A block of at least n bytes, aligned for any fundamental type. Throws std::bad_alloc.
 inline void* allocate(std::size_t n) {
   if (n > kMaxSize) return detail::allocate_large(n, false);
-  if (kBypass) return ::operator new(n);
+  if constexpr (kBypass) return ::operator new(n);
   const std::size_t c = detail::class_of(n);
   detail::Bin& bin = detail::tls.bins[c];
   if (detail::Block* b = bin.head) {
@@ -138,7 +138,7 @@ inline void* allocate_zeroed(std::size_t n) {
 // was allocated with.
 inline void deallocate(void* p, std::size_t n) noexcept {
   if (n > kMaxSize) return std::free(p);
-  if (kBypass) return ::operator delete(p);
+  if constexpr (kBypass) return ::operator delete(p);
   const std::size_t c = detail::class_of(n);
   detail::Cache& cache = detail::tls;
   detail::Bin& bin = cache.bins[c];
