@@ -1540,7 +1540,7 @@ void function_list_cmd(CommandContext& ctx) {
     if (!has_pattern || glob_match(pattern, name)) libs.push_back(&lib);
   ctx.reply.array(libs.size());
   for (const Library* lib : libs) {
-    ctx.reply.array(with_code ? 8 : 6);
+    ctx.reply.map(with_code ? 4 : 3);
     ctx.reply.bulk("library_name");
     ctx.reply.bulk(lib->name);
     ctx.reply.bulk("engine");
@@ -1551,7 +1551,7 @@ void function_list_cmd(CommandContext& ctx) {
     // they were registered.
     for (const std::string& fname : lib->functions) {
       const Function& f = reg.functions.at(fname);
-      ctx.reply.array(6);
+      ctx.reply.map(3);
       ctx.reply.bulk("name");
       ctx.reply.bulk(f.name);
       ctx.reply.bulk("description");
@@ -1560,7 +1560,7 @@ void function_list_cmd(CommandContext& ctx) {
       else
         ctx.reply.bulk(f.description);
       ctx.reply.bulk("flags");
-      ctx.reply.array(f.flag_names.size());
+      ctx.reply.set(f.flag_names.size());
       for (const auto& n : f.flag_names) ctx.reply.simple(n);
     }
     if (with_code) {
@@ -1595,7 +1595,7 @@ void function_flush_cmd(CommandContext& ctx) {
 }
 
 void function_stats_cmd(CommandContext& ctx) {
-  ctx.reply.array(4);
+  ctx.reply.map(2);
   ctx.reply.bulk("running_script");
   const std::int64_t now = steady_ms();
   bool shown = false;
@@ -1604,7 +1604,7 @@ void function_stats_cmd(CommandContext& ctx) {
     RunSlot& s = g_slots[i];
     if (s.kind.load(std::memory_order_acquire) != 2) continue;
     std::lock_guard<std::mutex> lock(s.mu);
-    ctx.reply.array(6);
+    ctx.reply.map(3);
     ctx.reply.bulk("name");
     ctx.reply.bulk(s.name);
     ctx.reply.bulk("command");
@@ -1618,9 +1618,9 @@ void function_stats_cmd(CommandContext& ctx) {
   ctx.reply.bulk("engines");
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  ctx.reply.array(2);
+  ctx.reply.map(1);
   ctx.reply.bulk("LUA");
-  ctx.reply.array(4);
+  ctx.reply.map(2);
   ctx.reply.bulk("libraries_count");
   ctx.reply.integer(static_cast<std::int64_t>(reg.libraries.size()));
   ctx.reply.bulk("functions_count");

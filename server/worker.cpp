@@ -851,7 +851,7 @@ void Worker::expire_blocked(std::int64_t now_ms) {
                                                   std::memory_order_acq_rel))
       continue;  // being served or unblocked: its reply is on its way
     server_.blocking().remove(*c.blocked);
-    resume(c, "*-1\r\n", now_ms);
+    resume(c, c.resp == 3 ? "_\r\n" : "*-1\r\n", now_ms);
   }
 }
 

@@ -198,7 +198,8 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
                 static_cast<long long>(idle < 0 ? 0 : idle), is_pubsub_client(c) ? "P" : "N",
                 c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
                 c.qbuf.load(std::memory_order_relaxed), c.obuf.load(std::memory_order_relaxed),
-                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
+                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
+                c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -406,7 +407,7 @@ void command_docs_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i)
       if (const CommandSpec* c = CommandTable::instance().find(ctx.arg(i))) list.push_back(c);
   }
-  ctx.reply.array(list.size() * 2);
+  ctx.reply.map(list.size());
   for (const CommandSpec* c : list) {
     ctx.reply.bulk(c->name);
     reply_command_docs(ctx.reply, *c);

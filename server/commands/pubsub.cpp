@@ -155,6 +155,9 @@ void reset_cmd(CommandContext& ctx) {
     return 0;
   });
   ctx.conn.authenticated = !ctx.server.auth_required();
+  ctx.conn.resp = 2;
+  ctx.conn.info->resp.store(2, std::memory_order_relaxed);
+  ctx.reply.set_proto(2);
   ctx.reply.simple("RESET");
 }
 
