@@ -409,7 +409,8 @@ void dispatch(CommandContext& ctx) {
     return;
   }
   if (!conn.channels.empty() || !conn.patterns.empty()) {
-    if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
+    // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
+    if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
       reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
              "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
              "allowed in this context");

@@ -741,6 +741,10 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   }
   Connection& c = *it->second;
   if (c.close_after_reply) return;  // QUIT, or already over the limit: Redis drops it too
+  if (c.resp == 3 && !bytes.empty() && bytes[0] == '*') {
+    c.out.append(">", 1);  // frames are encoded for RESP2; RESP3 receives the same push frame
+    bytes.remove_prefix(1);
+  }
   c.out.append(bytes);
   bump(st.pubsub_delivered);
   const ObufLimit lim = server_.pubsub_obuf_limit();

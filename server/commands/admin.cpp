@@ -32,7 +32,7 @@ constexpr std::string_view kRedisCompatVersion = "7.0.0";
 void ping_cmd(CommandContext& ctx) {
   if (ctx.argc() > 2) {
     ctx.reply.error(err::wrong_arity("ping"));
-  } else if (ctx.conn.subscriptions() > 0) {
+  } else if (ctx.conn.resp == 2 && ctx.conn.subscriptions() > 0) {
     // RESP2 subscriber mode: a push-shaped reply, so that it cannot be mistaken for a message.
     ctx.reply.array(2);
     ctx.reply.bulk("pong");

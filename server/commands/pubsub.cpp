@@ -15,9 +15,9 @@
 namespace kvlab::server {
 namespace {
 
-// *3 <kind> <name|nil> <subscriptions left>
+// *3 <kind> <name|nil> <subscriptions left> (a >3 push frame in RESP3)
 void reply_subscription(CommandContext& ctx, std::string_view kind, const std::string_view* name) {
-  ctx.reply.array(3);
+  ctx.reply.push(3);
   ctx.reply.bulk(kind);
   if (name != nullptr) {
     ctx.reply.bulk(*name);
