@@ -295,7 +295,7 @@ TEST_SUITE("server") {
     REQUIRE(h.elements.size() == 14);
     CHECK(h.elements[4].str == "proto");
     CHECK(h.elements[5].integer == 2);
-    check_error(c("HELLO 3"), "NOPROTO unsupported protocol version");
+    check_error(c("HELLO 4"), "NOPROTO unsupported protocol version");
     check_error(c("HELLO x"), "ERR Protocol version is not an integer or out of range");
     CHECK(c("CLIENT ID").integer > 0);
     CHECK(c("CLIENT GETNAME").is_nil());
