@@ -107,12 +107,13 @@ def normalize(name, reply, cmd=()):
     how = NORMALIZE.get(name)
     if how is None or t == "error":
         return reply
+    # The reply's type stays part of the normalized value: a map is not a flat array of pairs.
     if how in ("set", "pairs") and t in ("map", "set"):
-        return ("unordered", tuple(sorted(v, key=repr)))
+        return ("unordered", (t, tuple(sorted(v, key=repr))))
     if how == "set" and t == "array" and v is not None:
-        return ("unordered", tuple(sorted(v, key=repr)))
+        return ("unordered", (t, tuple(sorted(v, key=repr))))
     if how == "pairs" and t == "array" and v is not None:
-        return ("unordered", tuple(sorted(zip(v[::2], v[1::2]), key=repr)))
+        return ("unordered", (t, tuple(sorted(zip(v[::2], v[1::2]), key=repr))))
     if isinstance(how, str) and how.startswith("scan"):
         if t == "array" and v and len(v) == 2 and v[1][0] == "array" and v[1][1] is not None:
             cur, items = v[0], v[1][1]
