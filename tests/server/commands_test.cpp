@@ -421,8 +421,8 @@ TEST_SUITE("server") {
     check_error(c("GET k"), "NOAUTH Authentication required.");
     check_error(c("HELLO 2"),
                 "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-                "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-                "select the RESP protocol version at the same time");
+                "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+                "the RESP protocol version at the same time");
     check_error(c("AUTH wrong"), "WRONGPASS invalid username-password pair or user is disabled.");
     CHECK(c("AUTH sesame").is_status("OK"));
     CHECK(c("GET k").is_nil());

@@ -238,6 +238,27 @@ TEST_CASE("HELLO refuses unknown versions and bad options with Redis's errors") 
   CHECK(c.call({"CLIENT", "GETNAME"}) == bulk("resp3client"));
 }
 
+TEST_CASE("HELLO 3 AUTH authenticates and switches in one command") {
+  kvtest::ServerProcess s({"--threads", "1", "--requirepass", "pw"});
+  REQUIRE(s.running());
+  Raw c(s.port());
+  const std::string noauth =
+      "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+      "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+      "protocol version at the same time\r\n";
+  CHECK(c.call({"HELLO", "3"}) == noauth);
+  CHECK(c.call({"HELLO", "3", "AUTH", "default", "bad"}) ==
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  CHECK(c.call({"HELLO", "3", "AUTH", "default", "pw", "SETNAME", "n1"}).rfind("%7\r\n", 0) == 0);
+  CHECK(c.call({"GET", "k"}) == "_\r\n");
+  CHECK(c.call({"CLIENT", "GETNAME"}) == bulk("n1"));
+  kvtest::RedisProcess redis({"--requirepass", "pw"});
+  if (redis.running()) {
+    Raw r(redis.port());
+    CHECK(r.call({"HELLO", "3"}) == noauth);
+  }
+}
+
 TEST_CASE("every RESP3 reply type is encoded byte for byte as Redis 7.0 does") {
   Resp3 c;
   c("DEL h st z s");
