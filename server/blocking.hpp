@@ -29,6 +29,7 @@ struct BlockedClient {
   enum State : int { kWaiting, kServing, kDone };
   std::uint64_t conn_id = 0;
   unsigned worker = 0;
+  int resp = 2;                   // the waiter's protocol version: its reply is encoded for it
   std::int64_t deadline_ms = 0;   // 0: no timeout
   std::vector<std::string> argv;  // the blocking command, re-read when served
   std::vector<std::string> keys;  // the keys it waits on, deduplicated

@@ -443,7 +443,8 @@ void dispatch(CommandContext& ctx) {
     return;
   }
   if (!conn.channels.empty() || !conn.patterns.empty()) {
-    if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
+    // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
+    if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
       reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
              "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
              "allowed in this context");
@@ -484,7 +485,7 @@ void reply_flags(ReplyWriter& r, std::uint32_t flags) {
   if (flags & kLoading) names.push_back("loading");
   if (flags & kStale) names.push_back("stale");
   if (flags & kFast) names.push_back("fast");
-  r.array(names.size());
+  r.set(names.size());
   for (auto n : names) r.simple(n);
 }
 }  // namespace
@@ -512,9 +513,9 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   if (c.flags & kReadOnly) cats.push_back("@read");
   if (c.flags & kFast) cats.push_back("@fast");
   if (c.flags & kAdmin) cats.push_back("@admin");
-  r.array(cats.size());
+  r.set(cats.size());
   for (const auto& s : cats) r.simple(s);
-  r.array(0);  // tips
+  r.set(0);    // tips
   r.array(0);  // key specs (not modelled; first/last/step above are accurate)
   r.array(c.subcommands.size());
   for (const CommandSpec& s : c.subcommands) reply_command_info(r, s, c.name);
@@ -552,7 +553,7 @@ void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
     if (multiple) name = text.substr(0, text.find(' '));
     const bool is_key = name == "key";
     std::size_t fields = 6 + (optional || multiple ? 2 : 0);
-    r.array(fields);
+    r.map(fields / 2);
     r.bulk("name");
     r.bulk(name);
     r.bulk("type");
@@ -561,7 +562,7 @@ void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
     r.bulk(text);
     if (optional || multiple) {
       r.bulk("flags");
-      r.array((optional ? 1 : 0) + (multiple ? 1 : 0));
+      r.set((optional ? 1 : 0) + (multiple ? 1 : 0));
       if (optional) r.simple("optional");
       if (multiple) r.simple("multiple");
     }
@@ -573,7 +574,7 @@ void reply_command_docs(ReplyWriter& r, const CommandSpec& c) {
   const bool has_args = !c.arguments.empty();
   const bool has_subs = !c.subcommands.empty();
   std::string summary(c.summary);
-  r.array(8 + (has_args ? 2 : 0) + (has_subs ? 2 : 0));
+  r.map(4 + (has_args ? 1 : 0) + (has_subs ? 1 : 0));
   r.bulk("summary");
   r.bulk(summary);
   r.bulk("since");
@@ -588,7 +589,7 @@ void reply_command_docs(ReplyWriter& r, const CommandSpec& c) {
   }
   if (has_subs) {
     r.bulk("subcommands");
-    r.array(c.subcommands.size() * 2);
+    r.map(c.subcommands.size());
     for (const CommandSpec& s : c.subcommands) {
       r.bulk(std::string(c.name) + "|" + std::string(s.name));
       reply_command_docs(r, s);

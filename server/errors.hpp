@@ -35,8 +35,8 @@ std::string subcommand_syntax(std::string_view command, std::string_view sub);
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kNoAuthHello =
     "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-    "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
-    "RESP protocol version at the same time";
+    "AUTH <user> <pass> option can be used to authenticate the client and select the RESP "
+    "protocol version at the same time";
 inline constexpr std::string_view kWrongPass =
     "WRONGPASS invalid username-password pair or user is disabled.";
 inline constexpr std::string_view kAuthNoPassword =

@@ -59,7 +59,8 @@ struct SubscriberRef {
 // A connection's own subscriptions (sorted: UNSUBSCRIBE without arguments answers in this order).
 using SubscriptionSet = std::set<std::string, std::less<>>;
 
-// One encoded RESP2 push (`message` or `pmessage` array) shared by all its receivers.
+// One encoded RESP2 push (`message` or `pmessage` array) shared by all its receivers. A RESP3
+// receiver gets the same bytes with '>' for the leading '*' (Worker::deliver).
 class PubSubFrame {
  public:
   // refs starts at 1 (the publisher's reference).

@@ -85,17 +85,7 @@ class ReplyWriter {
   // A double as Redis 7.0's addReplyDouble: "%.17g", with inf and -inf spelled out.
   void dbl(double v) {
     char buf[40];
-    std::size_t n;
-    if (v != v) {
-      n = 3;
-      std::memcpy(buf, "nan", 3);
-    } else if (v == __builtin_inf() || v == -__builtin_inf()) {
-      n = v > 0 ? 3 : 4;
-      std::memcpy(buf, v > 0 ? "inf" : "-inf", n);
-    } else {
-      const int k = std::snprintf(buf, sizeof buf, "%.17g", v);
-      n = k > 0 ? static_cast<std::size_t>(k) : 0;
-    }
+    const std::size_t n = format_double(v, buf);
     if (resp3()) {
       char* p = room(n + 3);
       *p++ = ',';
@@ -104,6 +94,11 @@ class ReplyWriter {
     } else {
       bulk(std::string_view(buf, n));
     }
+  }
+  // The same text as a bulk string in both protocols (scores in ZSCAN pages).
+  void dbl_bulk(double v) {
+    char buf[40];
+    bulk(std::string_view(buf, format_double(v, buf)));
   }
   void boolean(bool v) {
     if (resp3()) {
@@ -170,6 +165,18 @@ class ReplyWriter {
     *p++ = '\r';
     *p++ = '\n';
     out_.commit(static_cast<std::size_t>(p - out_.tail()));
+  }
+  static std::size_t format_double(double v, char* buf) {  // buf: 40 bytes
+    if (v != v) {
+      std::memcpy(buf, "nan", 3);
+      return 3;
+    }
+    if (v == __builtin_inf() || v == -__builtin_inf()) {
+      std::memcpy(buf, v > 0 ? "inf" : "-inf", v > 0 ? 3 : 4);
+      return v > 0 ? 3 : 4;
+    }
+    const int k = std::snprintf(buf, 40, "%.17g", v);
+    return k > 0 ? static_cast<std::size_t>(k) : 0;
   }
   void prefixed(char tag, std::int64_t v) {
     char* p = room(24);

@@ -153,14 +153,27 @@ struct Engine {
   bool read_only = false;
   std::vector<std::string_view> declared;  // KEYS of the running script
   bool check_keys = false;                 // refuse undeclared keys
+  int resp = 2;                            // redis.setresp(): redis.call's reply protocol
 };
 thread_local Engine t_engine;
 
 constexpr const char* kFunctionsTable = "__kvlab_functions";
 
-// ---- Lua -> RESP2 (script results) ----
+// ---- Lua -> RESP (script results) ----
 
-void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
+// Pushes t[field] when t (at -1) is a table with that field of type `type`; else pushes nothing.
+bool typed_field(lua_State* L, const char* field, int type) {
+  lua_getfield(L, -1, field);
+  if (lua_type(L, -1) == type) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
+// The script's result for the caller's writer r, as Redis 7.0: booleans are 1/nil when the script
+// speaks RESP2 (redis.setresp) and true/false in RESP3; {double=}, {big_number=},
+// {verbatim_string={format=, string=}}, {map={}} and {set={}} tables give those RESP3 types
+// (encoded for r's protocol) whatever the script's.
+void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) {
   switch (lua_type(L, -1)) {
     case LUA_TSTRING: {
       std::size_t n = 0;
@@ -169,7 +182,9 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
       break;
     }
     case LUA_TBOOLEAN:
-      if (lua_toboolean(L, -1))
+      if (script_resp == 3)
+        r.boolean(lua_toboolean(L, -1));
+      else if (lua_toboolean(L, -1))
         r.integer(1);
       else
         r.null();
@@ -209,6 +224,58 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
         break;
       }
       lua_pop(L, 1);
+      if (typed_field(L, "double", LUA_TNUMBER)) {
+        r.dbl(lua_tonumber(L, -1));
+        lua_pop(L, 1);
+        break;
+      }
+      if (typed_field(L, "big_number", LUA_TSTRING)) {
+        std::size_t n = 0;
+        const char* s = lua_tolstring(L, -1, &n);
+        std::string text(s, n);
+        for (char& c : text)
+          if (c == '\r' || c == '\n') c = ' ';
+        r.big_number(text);
+        lua_pop(L, 1);
+        break;
+      }
+      if (typed_field(L, "verbatim_string", LUA_TTABLE)) {
+        lua_getfield(L, -1, "format");
+        lua_getfield(L, -2, "string");
+        if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
+          std::size_t fn = 0, sn = 0;
+          const char* f = lua_tolstring(L, -2, &fn);
+          const char* s = lua_tolstring(L, -1, &sn);
+          r.verbatim(std::string_view(f, fn), std::string_view(s, sn));
+          lua_pop(L, 3);
+          break;
+        }
+        lua_pop(L, 3);
+      }
+      const bool is_map = typed_field(L, "map", LUA_TTABLE);
+      if (is_map || typed_field(L, "set", LUA_TTABLE)) {
+        std::size_t n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {
+          ++n;
+          lua_pop(L, 1);
+        }
+        if (is_map) {
+          r.map(n);
+        } else {
+          r.set(n);
+        }
+        lua_pushnil(L);
+        while (lua_next(L, -2) != 0) {  // key at -2, value at -1
+          lua_pushvalue(L, -2);         // the key, converted on top
+          lua_to_reply(L, r, script_resp, depth + 1);
+          lua_pop(L, 1);
+          if (is_map) lua_to_reply(L, r, script_resp, depth + 1);
+          lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+        break;
+      }
       // An array: elements 1..n up to the first nil.
       std::size_t n = 0;
       for (;; ++n) {
@@ -220,7 +287,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
       r.array(n);
       for (std::size_t i = 0; i < n; ++i) {
         lua_rawgeti(L, -1, static_cast<int>(i + 1));
-        lua_to_reply(L, r, depth + 1);
+        lua_to_reply(L, r, script_resp, depth + 1);
         lua_pop(L, 1);
       }
       break;
@@ -230,9 +297,12 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int depth = 0) {
   }
 }
 
-// ---- RESP2 -> Lua (redis.call replies) ----
+// ---- RESP -> Lua (redis.call replies) ----
 
-// Parses one RESP2 reply at s[*pos] and pushes it. Returns false on a malformed reply.
+// Parses one RESP2 or RESP3 reply at s[*pos] and pushes it, as Redis 7.0 converts them: a RESP3
+// map becomes {map={k=v}}, a set {set={e=true}}, a double {double=n}, a big number
+// {big_number="..."}, a verbatim string {verbatim_string={format=, string=}}, null nil and a
+// boolean a Lua boolean. Returns false on a malformed reply.
 bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 0) {
   if (*pos >= s.size() || !lua_checkstack(L, 4) || depth > 1000) return false;
   const char tag = s[*pos];
@@ -281,6 +351,53 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
         if (!push_reply(L, s, pos, depth + 1)) return false;
         lua_rawseti(L, -2, static_cast<int>(i + 1));
       }
+      return true;
+    }
+    case '_':
+      lua_pushnil(L);
+      return true;
+    case '#':
+      lua_pushboolean(L, line == "t");
+      return true;
+    case ',': {
+      lua_newtable(L);
+      lua_pushnumber(L, std::strtod(std::string(line).c_str(), nullptr));
+      lua_setfield(L, -2, "double");
+      return true;
+    }
+    case '(':
+      lua_newtable(L);
+      lua_pushlstring(L, line.data(), line.size());
+      lua_setfield(L, -2, "big_number");
+      return true;
+    case '=': {
+      const std::int64_t n = to_i64(line);
+      if (n < 4 || *pos + static_cast<std::size_t>(n) + 2 > s.size()) return false;
+      lua_newtable(L);
+      lua_newtable(L);
+      lua_pushlstring(L, s.data() + *pos, 3);
+      lua_setfield(L, -2, "format");
+      lua_pushlstring(L, s.data() + *pos + 4, static_cast<std::size_t>(n) - 4);
+      lua_setfield(L, -2, "string");
+      lua_setfield(L, -2, "verbatim_string");
+      *pos += static_cast<std::size_t>(n) + 2;
+      return true;
+    }
+    case '%':
+    case '~': {
+      const std::int64_t n = to_i64(line);
+      lua_newtable(L);
+      lua_newtable(L);
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!push_reply(L, s, pos, depth + 1)) return false;
+        if (tag == '%') {
+          if (!push_reply(L, s, pos, depth + 1)) return false;
+        } else {
+          lua_pushboolean(L, 1);
+        }
+        lua_settable(L, -3);
+      }
+      lua_setfield(L, -2, tag == '%' ? "map" : "set");
       return true;
     }
     default:
@@ -378,7 +495,7 @@ int redis_call_impl(lua_State* L, bool raise) {
   buf.consume(buf.size());
   ++level;
   {
-    ReplyWriter w(buf);
+    ReplyWriter w(buf, e.resp);
     CommandContext& outer = *e.ctx;
     CommandContext sub{outer.server, outer.worker, outer.conn, outer.ks, w, argv, outer.now_ms};
     dispatch(sub);
@@ -470,8 +587,7 @@ int l_setresp(lua_State* L) {
   if (lua_gettop(L) != 1) return raise_plain(L, "redis.setresp() requires one argument.");
   const int v = static_cast<int>(lua_tonumber(L, 1));
   if (v != 2 && v != 3) return raise_plain(L, "RESP version must be 2 or 3.");
-  if (v == 3)
-    return raise_plain(L, "kvlab-server scripts speak RESP2 only (RESP3 is not implemented yet)");
+  t_engine.resp = v;
   return 0;
 }
 int l_set_repl(lua_State* L) {
@@ -933,6 +1049,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   e.read_only = read_only;
   e.declared.assign(keys.begin(), keys.end());
   e.check_keys = must_check_keys(ctx);
+  e.resp = 2;  // every script starts in RESP2, as in Redis
   const bool was_in_exec = ctx.conn.in_exec;
   ctx.conn.in_exec = true;  // redis.call: the script's locks are held, no gate, no queuing
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
@@ -943,7 +1060,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   slot.kind.store(0, std::memory_order_release);
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
   if (rc == 0) {
-    lua_to_reply(L, ctx.reply);
+    lua_to_reply(L, ctx.reply, e.resp);
   } else if (lua_type(L, -1) == LUA_TTABLE) {
     lua_getfield(L, -1, "err");
     std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
@@ -1540,7 +1657,7 @@ void function_list_cmd(CommandContext& ctx) {
     if (!has_pattern || glob_match(pattern, name)) libs.push_back(&lib);
   ctx.reply.array(libs.size());
   for (const Library* lib : libs) {
-    ctx.reply.array(with_code ? 8 : 6);
+    ctx.reply.map(with_code ? 4 : 3);
     ctx.reply.bulk("library_name");
     ctx.reply.bulk(lib->name);
     ctx.reply.bulk("engine");
@@ -1551,7 +1668,7 @@ void function_list_cmd(CommandContext& ctx) {
     // they were registered.
     for (const std::string& fname : lib->functions) {
       const Function& f = reg.functions.at(fname);
-      ctx.reply.array(6);
+      ctx.reply.map(3);
       ctx.reply.bulk("name");
       ctx.reply.bulk(f.name);
       ctx.reply.bulk("description");
@@ -1560,7 +1677,7 @@ void function_list_cmd(CommandContext& ctx) {
       else
         ctx.reply.bulk(f.description);
       ctx.reply.bulk("flags");
-      ctx.reply.array(f.flag_names.size());
+      ctx.reply.set(f.flag_names.size());
       for (const auto& n : f.flag_names) ctx.reply.simple(n);
     }
     if (with_code) {
@@ -1595,7 +1712,7 @@ void function_flush_cmd(CommandContext& ctx) {
 }
 
 void function_stats_cmd(CommandContext& ctx) {
-  ctx.reply.array(4);
+  ctx.reply.map(2);
   ctx.reply.bulk("running_script");
   const std::int64_t now = steady_ms();
   bool shown = false;
@@ -1604,7 +1721,7 @@ void function_stats_cmd(CommandContext& ctx) {
     RunSlot& s = g_slots[i];
     if (s.kind.load(std::memory_order_acquire) != 2) continue;
     std::lock_guard<std::mutex> lock(s.mu);
-    ctx.reply.array(6);
+    ctx.reply.map(3);
     ctx.reply.bulk("name");
     ctx.reply.bulk(s.name);
     ctx.reply.bulk("command");
@@ -1618,9 +1735,9 @@ void function_stats_cmd(CommandContext& ctx) {
   ctx.reply.bulk("engines");
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  ctx.reply.array(2);
+  ctx.reply.map(1);
   ctx.reply.bulk("LUA");
-  ctx.reply.array(4);
+  ctx.reply.map(2);
   ctx.reply.bulk("libraries_count");
   ctx.reply.integer(static_cast<std::int64_t>(reg.libraries.size()));
   ctx.reply.bulk("functions_count");

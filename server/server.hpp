@@ -109,6 +109,7 @@ struct ClientInfo {
   std::atomic<const CommandSpec*> last_cmd{nullptr};  // relaxed: shown by CLIENT LIST only
   std::atomic<std::size_t> qbuf{0}, obuf{0};
   std::atomic<std::uint32_t> sub{0}, psub{0};  // relaxed: subscriptions, for CLIENT LIST
+  std::atomic<int> resp{2};                    // relaxed: protocol version, for CLIENT LIST
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };

@@ -741,6 +741,10 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   }
   Connection& c = *it->second;
   if (c.close_after_reply) return;  // QUIT, or already over the limit: Redis drops it too
+  if (c.resp == 3 && !bytes.empty() && bytes[0] == '*') {
+    c.out.append(">", 1);  // frames are encoded for RESP2; RESP3 receives the same push frame
+    bytes.remove_prefix(1);
+  }
   c.out.append(bytes);
   bump(st.pubsub_delivered);
   const ObufLimit lim = server_.pubsub_obuf_limit();
@@ -851,7 +855,7 @@ void Worker::expire_blocked(std::int64_t now_ms) {
                                                   std::memory_order_acq_rel))
       continue;  // being served or unblocked: its reply is on its way
     server_.blocking().remove(*c.blocked);
-    resume(c, "*-1\r\n", now_ms);
+    resume(c, c.resp == 3 ? "_\r\n" : "*-1\r\n", now_ms);
   }
 }
 

@@ -32,7 +32,7 @@ constexpr std::string_view kRedisCompatVersion = "7.0.0";
 void ping_cmd(CommandContext& ctx) {
   if (ctx.argc() > 2) {
     ctx.reply.error(err::wrong_arity("ping"));
-  } else if (ctx.conn.subscriptions() > 0) {
+  } else if (ctx.conn.resp == 2 && ctx.conn.subscriptions() > 0) {
     // RESP2 subscriber mode: a push-shaped reply, so that it cannot be mistaken for a message.
     ctx.reply.array(2);
     ctx.reply.bulk("pong");
@@ -89,13 +89,13 @@ void auth_cmd(CommandContext& ctx) {
 }
 
 void hello_cmd(CommandContext& ctx) {
-  std::int64_t ver = 2;
+  std::int64_t ver = 0;  // 0: no version given, the connection keeps its own
   if (ctx.argc() >= 2) {
     if (!parse_i64(ctx.arg(1), &ver)) {
       ctx.reply.error(err::kHelloProtoNotInteger);
       return;
     }
-    if (ver != 2) {  // RESP3 (3) is not implemented yet; anything else is unknown
+    if (ver < 2 || ver > 3) {
       ctx.reply.error(err::kNoProto);
       return;
     }
@@ -140,13 +140,18 @@ void hello_cmd(CommandContext& ctx) {
     }
     set_client_name(ctx, name);
   }
-  ctx.reply.array(14);
+  if (ver != 0) {  // the new protocol applies from this reply on, as in Redis
+    ctx.conn.resp = static_cast<int>(ver);
+    ctx.reply.set_proto(ctx.conn.resp);
+    ctx.conn.info->resp.store(ctx.conn.resp, std::memory_order_relaxed);
+  }
+  ctx.reply.map(7);
   ctx.reply.bulk("server");
   ctx.reply.bulk("redis");
   ctx.reply.bulk("version");
   ctx.reply.bulk(kRedisCompatVersion);
   ctx.reply.bulk("proto");
-  ctx.reply.integer(2);
+  ctx.reply.integer(ctx.conn.resp);
   ctx.reply.bulk("id");
   ctx.reply.integer(static_cast<std::int64_t>(ctx.conn.id));
   ctx.reply.bulk("mode");
@@ -186,14 +191,15 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   std::snprintf(buf, sizeof buf,
                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
                 "psub=%u ssub=0 multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-                "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=2 "
+                "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d "
                 "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
                 static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
                 c.name.c_str(), static_cast<long long>(age),
                 static_cast<long long>(idle < 0 ? 0 : idle), is_pubsub_client(c) ? "P" : "N",
                 c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
                 c.qbuf.load(std::memory_order_relaxed), c.obuf.load(std::memory_order_relaxed),
-                last_cmd_name(c), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
+                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
+                c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -278,13 +284,13 @@ void client_list_cmd(CommandContext& ctx) {
       out += client_line(c, ctx.now_ms);
     });
   }
-  ctx.reply.bulk(out);
+  ctx.reply.verbatim("txt", out);
 }
 
 void client_info_cmd(CommandContext& ctx) {
   const std::string line =
       ctx.server.clients().with_lock([&] { return client_line(*ctx.conn.info, ctx.now_ms); });
-  ctx.reply.bulk(line);
+  ctx.reply.verbatim("txt", line);
 }
 
 void client_noop_ok_cmd(CommandContext& ctx) {
@@ -401,7 +407,7 @@ void command_docs_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i)
       if (const CommandSpec* c = CommandTable::instance().find(ctx.arg(i))) list.push_back(c);
   }
-  ctx.reply.array(list.size() * 2);
+  ctx.reply.map(list.size());
   for (const CommandSpec* c : list) {
     ctx.reply.bulk(c->name);
     reply_command_docs(ctx.reply, *c);
@@ -726,7 +732,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
 void info_cmd(CommandContext& ctx) {
   std::vector<std::string> wanted;
   for (std::size_t i = 1; i < ctx.argc(); ++i) wanted.push_back(lower_name(ctx.arg(i)));
-  ctx.reply.bulk(info_text(ctx, wanted));
+  ctx.reply.verbatim("txt", info_text(ctx, wanted));
 }
 
 void dbsize_cmd(CommandContext& ctx) {

@@ -306,6 +306,7 @@ void blocking_cmd(CommandContext& ctx) {
   auto b = std::make_shared<BlockedClient>();
   b->conn_id = ctx.conn.id;
   b->worker = ctx.worker.index();
+  b->resp = ctx.conn.resp;
   b->deadline_ms = s.timeout_ms == 0 ? 0 : ctx.now_ms + s.timeout_ms;
   b->argv.assign(ctx.argv.begin(), ctx.argv.end());
   for (std::string_view k : s.keys) {
@@ -400,7 +401,7 @@ void serve_blocked(CommandContext& ctx) {
       Spec s;
       std::string error;
       Buffer out;
-      ReplyWriter w(out);
+      ReplyWriter w(out, b->resp);
       const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, w) : Pop::kEmpty;
       if (p != Pop::kDone) {
         // release: nothing changed; a later server or the waiter's own timeout may take it.
@@ -427,7 +428,7 @@ bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {
   server.worker(b->worker).post_unblock(
       conn_id, b.get(),
       with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
-                 : std::string("*-1\r\n"));
+                 : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"));
   return true;
 }
 

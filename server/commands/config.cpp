@@ -823,7 +823,7 @@ void config_get_cmd(CommandContext& ctx) {
     }
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  ctx.reply.array(out.size() * 2);
+  ctx.reply.map(out.size());
   for (const auto& [name, i] : out) {
     ctx.reply.bulk(name);
     ctx.reply.bulk(get_value(ctx.server, i));

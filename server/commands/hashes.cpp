@@ -109,16 +109,26 @@ void hdel_cmd(CommandContext& ctx) {
 
 enum Parts { kFields = 1, kValues = 2 };
 
-// HGETALL (flat field/value array in RESP2), HKEYS, HVALS.
+// HGETALL (a map: a flat field/value array in RESP2), HKEYS, HVALS.
 void getall_generic(CommandContext& ctx, int parts) {
   const Access a = read_container<HashObject>(ctx, ctx.arg(1), [&](const Hash& h) {
-    ctx.reply.array(h.size() * ((parts & kFields ? 1 : 0) + (parts & kValues ? 1 : 0)));
+    if (parts == (kFields | kValues)) {
+      ctx.reply.map(h.size());
+    } else {
+      ctx.reply.array(h.size());
+    }
     for (const auto& [field, value] : h) {
       if (parts & kFields) ctx.reply.bulk(field);
       if (parts & kValues) ctx.reply.bulk(value);
     }
   });
-  if (a == Access::kMissing) ctx.reply.array(0);
+  if (a == Access::kMissing) {
+    if (parts == (kFields | kValues)) {
+      ctx.reply.map(0);
+    } else {
+      ctx.reply.array(0);
+    }
+  }
 }
 void hgetall_cmd(CommandContext& ctx) { getall_generic(ctx, kFields | kValues); }
 void hkeys_cmd(CommandContext& ctx) { getall_generic(ctx, kFields); }
@@ -246,9 +256,11 @@ void hrandfield_cmd(CommandContext& ctx) {
     ctx.reply.error(kOutOfRange);
     return;
   }
-  const std::size_t per = withvalues ? 2 : 1;
+  const bool pairs = withvalues && ctx.reply.resp3();  // RESP3: [field, value] pairs
+  const std::size_t per = withvalues && !pairs ? 2 : 1;
   const Access a = read_container<HashObject>(ctx, ctx.arg(1), [&](const Hash& h) {
     auto emit = [&](const auto& entry) {
+      if (pairs) ctx.reply.array(2);
       ctx.reply.bulk(entry.first);
       if (withvalues) ctx.reply.bulk(entry.second);
     };

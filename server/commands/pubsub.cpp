@@ -15,9 +15,9 @@
 namespace kvlab::server {
 namespace {
 
-// *3 <kind> <name|nil> <subscriptions left>
+// *3 <kind> <name|nil> <subscriptions left> (a >3 push frame in RESP3)
 void reply_subscription(CommandContext& ctx, std::string_view kind, const std::string_view* name) {
-  ctx.reply.array(3);
+  ctx.reply.push(3);
   ctx.reply.bulk(kind);
   if (name != nullptr) {
     ctx.reply.bulk(*name);
@@ -155,6 +155,9 @@ void reset_cmd(CommandContext& ctx) {
     return 0;
   });
   ctx.conn.authenticated = !ctx.server.auth_required();
+  ctx.conn.resp = 2;
+  ctx.conn.info->resp.store(2, std::memory_order_relaxed);
+  ctx.reply.set_proto(2);
   ctx.reply.simple("RESET");
 }
 

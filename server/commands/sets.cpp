@@ -69,10 +69,10 @@ void smismember_cmd(CommandContext& ctx) {
 // Replies every member while the set is locked (no copy).
 void smembers_cmd(CommandContext& ctx) {
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
-    ctx.reply.array(s.size());
+    ctx.reply.set(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) ctx.reply.bulk(s.at(i));
   });
-  if (a == Access::kMissing) ctx.reply.array(0);
+  if (a == Access::kMissing) ctx.reply.set(0);
 }
 
 void scard_cmd(CommandContext& ctx) {
@@ -115,7 +115,7 @@ void spop_cmd(CommandContext& ctx) {
     }
     return;
   }
-  ctx.reply.array(popped.size());
+  ctx.reply.set(popped.size());  // a set in RESP3, as Redis 7.0
   for (const auto& m : popped) ctx.reply.bulk(m);
 }
 
@@ -263,7 +263,7 @@ bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
 
 void reply_members(CommandContext& ctx, const ObjectRef& ref) {
   const MemberSet& r = as_container<SetObject>(ref)->data;
-  ctx.reply.array(r.size());
+  ctx.reply.set(r.size());
   for (std::size_t i = 0; i < r.size(); ++i) ctx.reply.bulk(r.at(i));
 }
 

@@ -600,8 +600,7 @@ void lcs_cmd(CommandContext& ctx) {
     ctx.reply.bulk(lcs);
     return;
   }
-  // RESP2 has no map: the {"matches": [...], "len": n} map is a flat array of four.
-  ctx.reply.array(4);
+  ctx.reply.map(2);  // {"matches": [...], "len": n}
   ctx.reply.bulk("matches");
   ctx.reply.array(matches.size());
   for (const Match& x : matches) {

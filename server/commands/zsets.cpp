@@ -238,10 +238,13 @@ bool parse_lex_range(std::string_view min, std::string_view max, LexRange* r) {
 enum class RangeType { kAuto, kRank, kScore, kLex };
 enum class Direction { kAuto, kForward, kReverse };
 
-// Replies nodes (and their scores when asked) as one flat array.
+// Replies nodes (and their scores when asked): one flat array, or in RESP3 with scores an array
+// of [member, score] pairs, as Redis 7.0.
 void reply_nodes(ReplyWriter& r, const std::vector<const Node*>& nodes, bool withscores) {
-  r.array(nodes.size() * (withscores ? 2 : 1));
+  const bool pairs = withscores && r.resp3();
+  r.array(nodes.size() * (withscores && !pairs ? 2 : 1));
   for (const Node* n : nodes) {
+    if (pairs) r.array(2);
     r.bulk(n->member);
     if (withscores) reply_score(r, n->score);
   }
@@ -529,8 +532,11 @@ void zpop_generic(CommandContext& ctx, bool max) {
     for (std::size_t k = 0; k < n; ++k) popped.push_back(z.pop(max));
   });
   if (a == Access::kWrongType) return;
-  ctx.reply.array(popped.size() * 2);
+  // RESP3 with a count: [member, score] pairs (Redis 7.0); without one, or in RESP2, flat.
+  const bool pairs = ctx.reply.resp3() && ctx.argc() == 3;
+  ctx.reply.array(popped.size() * (pairs ? 1 : 2));
   for (const auto& [m, s] : popped) {
+    if (pairs) ctx.reply.array(2);
     ctx.reply.bulk(m);
     reply_score(ctx.reply, s);
   }
@@ -558,7 +564,12 @@ void zscan_cmd(CommandContext& ctx) {
     }
     ctx.reply.array(2);
     ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));
-    reply_nodes(ctx.reply, out, true);
+    // Scores as bulk strings in RESP3 too: Redis's SCAN replies strings.
+    ctx.reply.array(out.size() * 2);
+    for (const Node* n : out) {
+      ctx.reply.bulk(n->member);
+      ctx.reply.dbl_bulk(n->score);
+    }
   });
   if (a == Access::kMissing) {
     ctx.reply.array(2);
@@ -779,8 +790,10 @@ void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.second < b.second || (a.second == b.second && a.first < b.first);
   });
-  ctx.reply.array(out.size() * (withscores ? 2 : 1));
+  const bool pairs = withscores && ctx.reply.resp3();  // RESP3: [member, score] pairs
+  ctx.reply.array(out.size() * (withscores && !pairs ? 2 : 1));
   for (const auto& [m, sc] : out) {
+    if (pairs) ctx.reply.array(2);
     ctx.reply.bulk(m);
     if (withscores) reply_score(ctx.reply, sc);
   }
@@ -846,8 +859,10 @@ void zrandmember_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kOutOfRange);
     return;
   }
-  const std::size_t per = withscores ? 2 : 1;
+  const bool pairs = withscores && ctx.reply.resp3();  // RESP3: [member, score] pairs
+  const std::size_t per = withscores && !pairs ? 2 : 1;
   auto emit = [&](const Node* x) {
+    if (pairs) ctx.reply.array(2);
     ctx.reply.bulk(x->member);
     if (withscores) reply_score(ctx.reply, x->score);
   };

@@ -37,7 +37,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #   shape   random results: only the reply's type and element count (errors stay exact)
 #   ttl     remaining/absolute expiry times: equal within the tolerance (the two servers run the
 #           same command a few milliseconds apart); negative codes (-1, -2) stay exact
-# Errors are always compared exactly.
+# Errors are always compared exactly. With --resp3 a RESP3 set (~) is always compared as a multiset
+# (the type says it is unordered), a map (%) as a multiset of pairs where the command is `set` or
+# `pairs` here, and in order otherwise (HELLO, XINFO-like maps have a fixed field order).
 NORMALIZE = {
     "smembers": "set", "sinter": "set", "sunion": "set", "sdiff": "set", "keys": "set",
     "hkeys": "set", "hvals": "set", "hgetall": "pairs", "config|get": "pairs",
@@ -88,15 +90,30 @@ def nonzero_cursor(arg):
     return s.isdigit() and 0 < int(s) < 1 << 64
 
 
+def unordered_sets(reply):
+    """A RESP3 reply with every set (~), at any depth, as a sorted multiset."""
+    t, v = reply
+    if t in ("array", "push", "set") and v:
+        items = tuple(unordered_sets(e) for e in v)
+        return (t, tuple(sorted(items, key=repr)) if t == "set" else items)
+    if t == "map" and v:
+        return (t, tuple((unordered_sets(k), unordered_sets(x)) for k, x in v))
+    return reply
+
+
 def normalize(name, reply, cmd=()):
+    reply = unordered_sets(reply)
     t, v = reply
     how = NORMALIZE.get(name)
     if how is None or t == "error":
         return reply
+    # The reply's type stays part of the normalized value: a map is not a flat array of pairs.
+    if how in ("set", "pairs") and t in ("map", "set"):
+        return ("unordered", (t, tuple(sorted(v, key=repr))))
     if how == "set" and t == "array" and v is not None:
-        return ("unordered", tuple(sorted(v, key=repr)))
+        return ("unordered", (t, tuple(sorted(v, key=repr))))
     if how == "pairs" and t == "array" and v is not None:
-        return ("unordered", tuple(sorted(zip(v[::2], v[1::2]), key=repr)))
+        return ("unordered", (t, tuple(sorted(zip(v[::2], v[1::2]), key=repr))))
     if isinstance(how, str) and how.startswith("scan"):
         if t == "array" and v and len(v) == 2 and v[1][0] == "array" and v[1][1] is not None:
             cur, items = v[0], v[1][1]
@@ -108,7 +125,7 @@ def normalize(name, reply, cmd=()):
             return ("scan", (done, tuple(sorted(items, key=repr))))
         return reply
     if how == "shape":
-        if t == "array":
+        if t in ("array", "map", "set"):
             return ("shape", ("array", None if v is None else len(v)))
         return ("shape", (t, v is None))
     if isinstance(how, tuple) and t == "int" and v >= 0:
@@ -200,9 +217,10 @@ class Server:
 class Pair:
     """The two servers and one connection to each, reopened for every sequence."""
 
-    def __init__(self, redis, kvlab, timeout):
+    def __init__(self, redis, kvlab, timeout, proto=2):
         self.servers = (redis, kvlab)
         self.timeout = timeout
+        self.proto = proto
         self.conns = (None, None)
 
     def fresh(self):
@@ -214,7 +232,7 @@ class Pair:
             if not s.alive():
                 print("compat: %s was not running; restarted (see %s)" % (s.label, s.log))
                 s.start()
-            c = resp.Client(s.port, timeout=self.timeout)
+            c = resp.Client(s.port, timeout=self.timeout, proto=self.proto)
             c.call("FLUSHALL")
             conns.append(c)
         self.conns = tuple(conns)
@@ -255,6 +273,8 @@ def run(pair, gen, allow, seq):
 def report(pair, gen, seq, res, out):
     i, a, b = res
     out.write("reproducer (redis-cli, on an empty keyspace):\n")
+    if pair.proto != 2:
+        out.write("  HELLO %d\n" % pair.proto)
     for cmd in seq[: i + 1]:
         out.write("  " + resp.cli_line(cmd) + "\n")
     out.write("redis-server replied to the last command:\n%s\n" % resp.show(a, 4))
@@ -277,6 +297,8 @@ def main():
     ap.add_argument("--max-reports", type=int, default=20,
                     help="stop after this many distinct divergences (default 20)")
     ap.add_argument("--timeout", type=float, default=5.0, help="reply timeout in seconds")
+    ap.add_argument("--resp3", action="store_true",
+                    help="speak RESP3 (HELLO 3) on both servers' connections")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every sequence")
     opts = ap.parse_args()
 
@@ -289,7 +311,8 @@ def main():
         return 1
     opts.server = os.path.abspath(opts.server)
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 32)
-    print("compat: seed %d%s" % (seed, " backend " + opts.backend if opts.backend else ""))
+    print("compat: seed %d%s%s" % (seed, " backend " + opts.backend if opts.backend else "",
+                                  " RESP3" if opts.resp3 else ""))
     sys.stdout.flush()
 
     workdir = tempfile.mkdtemp(prefix="kvlab-compat-")
@@ -342,7 +365,7 @@ def session(opts, seed, redis, kvlab):
     if opts.commands:  # the focus commands; the others still fill the sequences
         want = {c.strip().lower() for c in opts.commands.split(",")}
         focus_names = [n for n in names if n in want]
-    pair = Pair(redis, kvlab, opts.timeout)
+    pair = Pair(redis, kvlab, opts.timeout, 3 if opts.resp3 else 2)
     focuses = ([None] * opts.count if opts.random
                else [n for n in focus_names for _ in range(opts.count)])
     seen = set()

@@ -1,11 +1,21 @@
-"""A small RESP2 client over a blocking socket (stdlib only).
+"""A small RESP2/RESP3 client over a blocking socket (stdlib only).
 
 Replies are parsed into typed, hashable values so that two servers' replies compare exactly:
   ('simple', b'OK')        +OK
-  ('error', b'ERR ...')    -ERR ...
+  ('error', b'ERR ...')    -ERR ...  (and RESP3's blob error !N)
   ('int', 5)               :5
   ('bulk', b'...')         $3 / ('bulk', None) for $-1
   ('array', (...))         *N / ('array', None) for *-1
+RESP3 (Client(port, proto=3) sends HELLO 3 first):
+  ('null', None)           _
+  ('double', b'1.5')       ,1.5  (the text as sent: Redis's "%.17g", inf, -inf, nan)
+  ('bool', True)           #t / #f
+  ('bignum', 123)          (123
+  ('verbatim', (b'txt', b'...'))  =N txt:...
+  ('map', ((k, v), ...))   %N, key/value pairs in the order sent
+  ('set', (...))           ~N, elements in the order sent
+  ('push', (...))          >N
+  ('attr', (map, reply))   |N: the attribute map and the reply it annotates
 A closed connection or a timeout raises ConnectionError / socket.timeout.
 """
 import socket
@@ -23,10 +33,14 @@ def encode(args):
 
 
 class Client:
-    def __init__(self, port, timeout=5.0, host="127.0.0.1"):
+    def __init__(self, port, timeout=5.0, host="127.0.0.1", proto=2):
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = bytearray()
+        if proto != 2:
+            r = self.call("HELLO", str(proto))
+            if r[0] != "map":
+                raise ConnectionError("HELLO %d refused: %r" % (proto, r))
 
     def close(self):
         try:
@@ -77,6 +91,32 @@ class Client:
             if n < 0:
                 return ("array", None)
             return ("array", tuple(self.read() for _ in range(n)))
+        if t == b"_":
+            return ("null", None)
+        if t == b",":
+            return ("double", rest)
+        if t == b"#":
+            if rest not in (b"t", b"f"):
+                raise ConnectionError("bad boolean %r" % line[:80])
+            return ("bool", rest == b"t")
+        if t == b"(":
+            return ("bignum", int(rest))
+        if t == b"!":
+            return ("error", self._exact(int(rest)))
+        if t == b"=":
+            data = self._exact(int(rest))
+            if data[3:4] != b":":
+                raise ConnectionError("bad verbatim string %r" % data[:80])
+            return ("verbatim", (data[:3], data[4:]))
+        if t in (b"%", b"|"):
+            pairs = tuple((self.read(), self.read()) for _ in range(int(rest)))
+            if t == b"|":
+                return ("attr", (pairs, self.read()))
+            return ("map", pairs)
+        if t == b"~":
+            return ("set", tuple(self.read() for _ in range(int(rest))))
+        if t == b">":
+            return ("push", tuple(self.read() for _ in range(int(rest))))
         raise ConnectionError("unparsable reply line %r" % line[:80])
 
 
@@ -128,6 +168,29 @@ def show(reply, indent=0):
         return "\n".join(
             "%s%d) %s" % (pad, i + 1, show(e, indent + 3).lstrip()) for i, e in enumerate(v)
         )
+    if t == "null":
+        return pad + "(null)"
+    if t == "double":
+        return pad + "(double) " + v.decode("latin-1")
+    if t == "bool":
+        return pad + "(%s)" % ("true" if v else "false")
+    if t == "bignum":
+        return pad + "(big number) %d" % v
+    if t == "verbatim":
+        return pad + '(verbatim %s) "%s"' % (v[0].decode("latin-1"), quote(v[1]).strip('"'))
+    if t in ("map", "set", "push"):
+        if not v:
+            return pad + "(empty %s)" % t
+        if t == "map":
+            lines = []
+            for i, (k, x) in enumerate(v):
+                lines.append("%s%d# %s => %s" % (pad, i + 1, show(k).lstrip(),
+                                                 show(x, indent + 3).lstrip()))
+            return "\n".join(lines)
+        return "\n".join("%s%d~ %s" % (pad, i + 1, show(e, indent + 3).lstrip())
+                         for i, e in enumerate(v)) + "  (%s)" % t
+    if t == "attr":
+        return pad + "(attribute %r)\n" % (v[0],) + show(v[1], indent)
     if t in ("shape", "unordered", "tolerance"):
         return pad + "(%s) %r" % (t, v)
     return pad + repr(reply)

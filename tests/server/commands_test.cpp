@@ -295,7 +295,7 @@ TEST_SUITE("server") {
     REQUIRE(h.elements.size() == 14);
     CHECK(h.elements[4].str == "proto");
     CHECK(h.elements[5].integer == 2);
-    check_error(c("HELLO 3"), "NOPROTO unsupported protocol version");
+    check_error(c("HELLO 4"), "NOPROTO unsupported protocol version");
     check_error(c("HELLO x"), "ERR Protocol version is not an integer or out of range");
     CHECK(c("CLIENT ID").integer > 0);
     CHECK(c("CLIENT GETNAME").is_nil());
@@ -421,8 +421,8 @@ TEST_SUITE("server") {
     check_error(c("GET k"), "NOAUTH Authentication required.");
     check_error(c("HELLO 2"),
                 "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-                "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
-                "select the RESP protocol version at the same time");
+                "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+                "the RESP protocol version at the same time");
     check_error(c("AUTH wrong"), "WRONGPASS invalid username-password pair or user is disabled.");
     CHECK(c("AUTH sesame").is_status("OK"));
     CHECK(c("GET k").is_nil());
