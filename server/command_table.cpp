@@ -316,7 +316,8 @@ void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
 // one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
 void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   const std::uint32_t f = cmd->flags;
-  if (ctx.conn.in_exec || (f & kSelfGated)) return invoke(ctx, cmd);  // locks already held
+  // Locks already held, or no keyspace keys (shard channels).
+  if (ctx.conn.in_exec || (f & (kSelfGated | kChannelKeys))) return invoke(ctx, cmd);
   Atomicity& gate = ctx.server.atomicity();
   const unsigned w = ctx.worker.index();
   // A script that may touch keys it did not declare holds the whole keyspace (scripting.hpp).
@@ -408,7 +409,7 @@ void dispatch(CommandContext& ctx) {
     reject(err::kNoAuth);
     return;
   }
-  if (!conn.channels.empty() || !conn.patterns.empty()) {
+  if (conn.subscribed()) {
     if (!(cmd->flags & kSubscriberContext)) {  // RESP2 subscriber mode, as Redis restricts it
       reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
              "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "

@@ -100,7 +100,8 @@ struct ClientInfo {
   std::atomic<std::int64_t> last_ms{0};
   std::atomic<const CommandSpec*> last_cmd{nullptr};  // relaxed: shown by CLIENT LIST only
   std::atomic<std::size_t> qbuf{0}, obuf{0};
-  std::atomic<std::uint32_t> sub{0}, psub{0};  // relaxed: subscriptions, for CLIENT LIST
+  // relaxed: subscriptions (channels, patterns, shard channels), for CLIENT LIST
+  std::atomic<std::uint32_t> sub{0}, psub{0}, ssub{0};
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };
