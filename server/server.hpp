@@ -19,6 +19,7 @@
 
 #include "server/atomicity.hpp"
 #include "server/db.hpp"
+#include "server/monitor.hpp"
 #include "server/object.hpp"
 #include "server/pubsub.hpp"
 #include "structures/any_keyspace.hpp"
@@ -73,6 +74,7 @@ struct CommandSpec;
 // Written only by the owning worker (relaxed single-writer counters); INFO sums them.
 struct CommandStat {
   std::atomic<std::uint64_t> calls{0}, nanos{0}, rejected{0}, failed{0};
+  std::atomic<std::uint64_t> hist[kLatencyBuckets] = {};  // LATENCY HISTOGRAM (monitor.hpp)
 };
 
 // Error replies of one worker by error code (INFO errorstats), as Redis: the first word of the
@@ -152,6 +154,7 @@ struct StatTotals {
                 connections = 0, rejected_connections = 0, obuf_closes = 0;
   struct Cmd {
     std::uint64_t calls = 0, nanos = 0, rejected = 0, failed = 0;
+    std::uint64_t hist[kLatencyBuckets] = {};
   };
   std::vector<Cmd> cmd;  // by CommandSpec::stat_id
   std::map<std::string, std::uint64_t> errors_by_code;
