@@ -89,6 +89,11 @@ void slowlog_help_cmd(CommandContext& ctx) {
 
 // ---- LATENCY ----
 
+// Redis reads event names as C strings: a name ends at its first NUL byte.
+std::string_view event_arg(std::string_view s) {
+  return s.substr(0, s.find('\0'));
+}
+
 const LatencyEvent* find_event(const std::vector<LatencyEvent>& events, std::string_view name) {
   for (const LatencyEvent& e : events)
     if (e.name == name) return &e;
@@ -109,7 +114,7 @@ void latency_latest_cmd(CommandContext& ctx) {
 
 void latency_history_cmd(CommandContext& ctx) {
   const std::vector<LatencyEvent> events = latency_events();
-  const LatencyEvent* e = find_event(events, ctx.arg(2));
+  const LatencyEvent* e = find_event(events, event_arg(ctx.arg(2)));
   if (e == nullptr) {
     ctx.reply.array(0);
     return;
@@ -123,7 +128,8 @@ void latency_history_cmd(CommandContext& ctx) {
 }
 
 void latency_reset_cmd(CommandContext& ctx) {
-  std::vector<std::string_view> names(ctx.argv.begin() + 2, ctx.argv.end());
+  std::vector<std::string_view> names;
+  for (std::size_t i = 2; i < ctx.argc(); ++i) names.push_back(event_arg(ctx.arg(i)));
   ctx.reply.integer(static_cast<std::int64_t>(latency_reset(names)));
 }
 
@@ -140,9 +146,10 @@ std::string ago_label(std::int64_t elapsed) {
 // each column's age written downwards. The shape of Redis's sparkline; not its exact characters.
 void latency_graph_cmd(CommandContext& ctx) {
   const std::vector<LatencyEvent> events = latency_events();
-  const LatencyEvent* e = find_event(events, ctx.arg(2));
+  const LatencyEvent* e = find_event(events, event_arg(ctx.arg(2)));
   if (e == nullptr || e->samples.empty()) {
-    ctx.reply.error("ERR No samples available for event '" + std::string(ctx.arg(2)) + "'");
+    ctx.reply.error("ERR No samples available for event '" + std::string(event_arg(ctx.arg(2))) +
+                    "'");
     return;
   }
   std::uint32_t lo = e->samples.front().latency_ms, hi = lo;
