@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/monitor.hpp"
 #include "tests/server/harness.hpp"
 
 using kvtest::Client;
@@ -234,6 +235,26 @@ TEST_SUITE("latency") {
     REQUIRE(sub.elements.size() == 2);
     CHECK(sub.elements[0].str == "config|get");
     CHECK(c("LATENCY HISTOGRAM config").elements.size() >= 2);
+  }
+
+  // Redis records whole microseconds in an HDR histogram (2 significant digits) and reports the
+  // highest value equivalent to 1024 * 2^k ns: a 7 us call counts under 8, 33 us under 33.
+  TEST_CASE("a duration lands in the HDR bucket Redis reports it under") {
+    using kvlab::server::latency_bucket;
+    using kvlab::server::latency_bucket_usec;
+    auto usec = [](std::uint64_t ns) { return latency_bucket_usec(latency_bucket(ns)); };
+    CHECK(usec(0) == 1);
+    CHECK(usec(1000) == 1);
+    CHECK(usec(1999) == 1);  // whole microseconds: 1 us
+    CHECK(usec(2000) == 2);
+    CHECK(usec(3000) == 4);
+    CHECK(usec(7000) == 8);
+    CHECK(usec(16000) == 16);
+    CHECK(usec(17000) == 33);
+    CHECK(usec(33000) == 33);
+    CHECK(usec(34000) == 66);
+    CHECK(usec(1000000) == 1056);
+    CHECK(usec(5000000000ull) == 1082130);  // past 1 s: the last bucket
   }
 
   TEST_CASE("LATENCY errors are Redis's") {
