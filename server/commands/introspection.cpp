@@ -10,6 +10,8 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -141,9 +143,10 @@ std::string ago_label(std::int64_t elapsed) {
   return std::to_string(elapsed / 86400) + "d";
 }
 
-// LATENCY GRAPH: a header, a rule, four rows of columns (one per sample, highest on top, '#' for
-// the sample's height scaled between the lowest and highest sample, '_' for the lowest), then
-// each column's age written downwards. The shape of Redis's sparkline; not its exact characters.
+// LATENCY GRAPH: a header, an 80-dash rule, then the samples as Redis's sparkline, 80 columns a
+// block: each sample is a column 4 rows high whose level (0..11, the sample scaled between the
+// lowest and the highest) shows as '_', 'o' or '#' in the row it reaches and '|' below that; a
+// blank row, then each column's age ("5s", "2m") written downwards.
 void latency_graph_cmd(CommandContext& ctx) {
   const std::vector<LatencyEvent> events = latency_events();
   const LatencyEvent* e = find_event(events, event_arg(ctx.arg(2)));
@@ -160,30 +163,40 @@ void latency_graph_cmd(CommandContext& ctx) {
   std::string g = e->name + " - high " + std::to_string(hi) + " ms, low " + std::to_string(lo) +
                   " ms (all time high " + std::to_string(e->max_ms) + " ms)\n";
   g += std::string(80, '-') + "\n";
-  constexpr int kRows = 4;
-  const std::size_t cols = std::min<std::size_t>(e->samples.size(), 80);
-  const std::size_t first = e->samples.size() - cols;
-  std::vector<int> height(cols);
-  for (std::size_t c = 0; c < cols; ++c) {
-    const std::uint32_t v = e->samples[first + c].latency_ms;
-    height[c] = hi == lo ? kRows : 1 + static_cast<int>((v - lo) * (kRows - 1) / (hi - lo));
-  }
-  for (int row = kRows; row >= 1; --row) {
-    std::string line;
-    for (std::size_t c = 0; c < cols; ++c) line += height[c] >= row ? '#' : (row == 1 ? '_' : ' ');
-    g += line + "\n";
-  }
+  constexpr int kRows = 4, kLevels = 3 * kRows, kCols = 80;
+  static constexpr char kFill[] = "_o#";
+  const double span = hi == lo ? 1.0 : static_cast<double>(hi - lo);
   const std::int64_t now = wall_ms() / 1000;
-  std::vector<std::string> labels(cols);
-  std::size_t longest = 0;
-  for (std::size_t c = 0; c < cols; ++c) {
-    labels[c] = ago_label(now - e->samples[first + c].time_s);
-    longest = std::max(longest, labels[c].size());
-  }
-  for (std::size_t i = 0; i < longest; ++i) {
-    std::string line;
-    for (std::size_t c = 0; c < cols; ++c) line += i < labels[c].size() ? labels[c][i] : ' ';
-    g += line + "\n";
+  const std::size_t n = e->samples.size();
+  for (std::size_t from = 0; from < n; from += kCols) {
+    if (from != 0) g += "\n";
+    const std::size_t len = std::min<std::size_t>(kCols, n - from);
+    std::vector<int> level(len);
+    std::vector<std::string> label(len);
+    std::size_t longest = 0;
+    for (std::size_t c = 0; c < len; ++c) {
+      const LatencySample& s = e->samples[from + c];
+      const double scaled = std::floor(static_cast<double>(s.latency_ms - lo) * kLevels) / span;
+      level[c] = std::clamp(static_cast<int>(scaled), 0, kLevels - 1);
+      label[c] = ago_label(now - s.time_s);
+      longest = std::max(longest, label[c].size());
+    }
+    for (int row = 0; row < kRows; ++row) {
+      std::string line(len, ' ');
+      for (std::size_t c = 0; c < len; ++c) {
+        const int idx = level[c] - (kRows - 1 - row) * 3;
+        if (idx >= 3) line[c] = '|';
+        if (idx >= 0 && idx < 3) line[c] = kFill[idx];
+      }
+      g += line + "\n";
+    }
+    g += std::string(len, ' ') + "\n";
+    for (std::size_t i = 0; i < longest; ++i) {
+      std::string line(len, ' ');
+      for (std::size_t c = 0; c < len; ++c)
+        if (i < label[c].size()) line[c] = label[c][i];
+      g += line + "\n";
+    }
   }
   ctx.reply.verbatim("txt", g);
 }
