@@ -479,5 +479,10 @@ TEST_SUITE("sharded pubsub") {
     CHECK(info.elements[1].elements[4].integer == 1);
     CHECK(info.elements[2].elements[1].integer == -1);
     check_error(c("SPUBLISH"), "ERR wrong number of arguments for 'spublish' command");
+    // In a script the shard channel is no undeclared key; LATENCY is noscript, as in Redis.
+    CHECK(c.cmd({"EVAL", "return redis.call('spublish', 'nobody', 'm')", "0"}).integer == 0);
+    const Reply lat = c.cmd({"EVAL", "return redis.call('latency', 'latest')", "0"});
+    CHECK(lat.type == REDIS_REPLY_ERROR);
+    CHECK(lat.str.rfind("ERR This Redis command is not allowed from script", 0) == 0);
   }
 }
