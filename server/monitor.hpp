@@ -14,9 +14,13 @@
 //     reported when it took under threshold - 1 tick, and is when it took threshold + 1 tick or
 //     more. An O(1) command that slow is a stall (preemption, a page fault), which is what the
 //     default configuration is there to catch.
-// Nothing shared is touched unless a command reaches a threshold: the thresholds are read once per
+//   - an admin command (CONFIG SET...) always, with CLOCK_MONOTONIC: it may change a threshold,
+//     and Redis judges a command by the thresholds in force after it ran.
+// Nothing shared is written unless a command reaches a threshold: the thresholds are read once per
 // batch (relaxed loads), the slow log and the latency series are written under their own mutexes
-// only when an entry is recorded.
+// only when an entry is recorded. Measured with redis-benchmark -P 30 (SET/GET, 20 clients, two
+// workers) on the shared 2-core machine, default slowlog vs slowlog off: within the run-to-run
+// noise (0.88-1.05 M vs 0.95-1.12 M SET/s); logging every command (threshold 0): about -25 %.
 //
 // Like Redis: EXEC is not logged but the commands it runs are; commands a script runs are not
 // (only the EVAL/FCALL); AUTH and HELLO AUTH passwords and the values of CONFIG SET masterauth,
