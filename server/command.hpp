@@ -53,6 +53,10 @@ enum CommandFlag : std::uint32_t {
   kTxControl = 1u << 14,
   // Runs a script (EVAL, FCALL…): with --lua-undeclared-keys yes it escalates over every key.
   kScript = 1u << 15,
+  // The key positions name pub/sub shard channels (SSUBSCRIBE, SPUBLISH): COMMAND INFO lists them,
+  // as Redis lists not_key key specs for cluster routing, but they are no keyspace keys, so the
+  // atomicity layer does not lock them.
+  kChannelKeys = 1u << 20,
 };
 
 // Everything a handler needs for one command.
@@ -148,6 +152,7 @@ std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (confi
 std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
 std::span<const CommandSpec> cluster_commands();      // CLUSTER, ASKING, READONLY, KVLAB
 std::span<const CommandSpec> dump_commands();  // DUMP, RESTORE, RESTORE-ASKING (dump.cpp)
+std::span<const CommandSpec> introspection_commands();  // SLOWLOG, LATENCY, MEMORY
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -13,6 +13,7 @@
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
 #include "server/errors.hpp"
+#include "server/monitor.hpp"
 #include "server/server.hpp"
 #include "server/worker.hpp"
 
@@ -79,7 +80,7 @@ CommandTable::CommandTable() : impl_(new Impl) {
        {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
         set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
         blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
-        scripting_commands(), cluster_commands(), dump_commands()}) {
+        scripting_commands(), cluster_commands(), dump_commands(), introspection_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -212,15 +213,10 @@ struct CommandBatch {
     std::uint16_t id;
     std::uint16_t count;
   } runs[64] = {};
+  // The slow log and latency monitor's timing for this batch (monitor.hpp).
+  MonitorMode mode;
 };
 constinit thread_local CommandBatch t_batch;
-
-std::uint64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
   // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
@@ -232,10 +228,13 @@ void settle_batch(std::uint64_t now) {
   CommandBatch& b = t_batch;
   if (b.calls > 0) {
     const std::uint64_t share = (now - b.start_ns) / b.calls;
+    // LATENCY HISTOGRAM: each call in the bucket of its share, as commandstats charges it.
+    const std::size_t bucket = latency_bucket(share);
     for (std::uint32_t i = 0; i < b.n; ++i) {
       CommandStat& st = b.stats[b.runs[i].id];
       bump_stat(st.calls, b.runs[i].count);
       bump_stat(st.nanos, share * b.runs[i].count);
+      bump_stat(st.hist[bucket], b.runs[i].count);
     }
     b.n = 0;
     b.calls = 0;
@@ -261,6 +260,7 @@ void count_call(CommandContext& ctx, const CommandSpec& cmd) {
 void begin_command_batch(CommandStat* stats) {
   t_batch.stats = stats;
   t_batch.start_ns = monotonic_ns();
+  t_batch.mode = monitor_mode();
 }
 
 void end_command_batch() {
@@ -278,14 +278,35 @@ void count_rejected(CommandContext& ctx) {
 }
 
 namespace {
+// The command running on this thread, if any: a command it runs (EXEC's, a script's) is nested.
+thread_local const CommandSpec* t_running = nullptr;
+
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+  // The slow log and latency monitor time the commands clients send and EXEC runs, not those a
+  // script runs (Redis logs the EVAL); monitor.hpp says which clock and why.
+  const CommandSpec* const parent = t_running;
+  const MonitorMode& mode = t_batch.mode;
+  // Admin commands are always timed: CONFIG SET may change a threshold, and Redis judges a
+  // command by the thresholds in force after it ran.
+  const bool timed =
+      (mode.on || (cmd->flags & kAdmin) != 0) && (parent == nullptr || parent->name == "exec");
+  const bool coarse = mode.coarse && (cmd->flags & kFast) != 0;
+  std::uint64_t t0 = 0;
+  if (timed) t0 = coarse ? coarse_ns() : monotonic_ns();
+  t_running = cmd;
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
     ctx.reply.error("ERR out of memory");
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
+  }
+  t_running = parent;
+  if (timed) {
+    const std::uint64_t t1 = coarse ? coarse_ns() : monotonic_ns();
+    if ((t1 - t0) / 1000 >= static_cast<std::uint64_t>(mode.min_us) || (cmd->flags & kAdmin))
+      monitor_command(ctx, *cmd, (t1 - t0) / 1000);
   }
   count_call(ctx, *cmd);
 }
@@ -316,7 +337,8 @@ void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
 // one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
 void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   const std::uint32_t f = cmd->flags;
-  if (ctx.conn.in_exec || (f & kSelfGated)) return invoke(ctx, cmd);  // locks already held
+  // Locks already held, or no keyspace keys (shard channels).
+  if (ctx.conn.in_exec || (f & (kSelfGated | kChannelKeys))) return invoke(ctx, cmd);
   Atomicity& gate = ctx.server.atomicity();
   const unsigned w = ctx.worker.index();
   // A script that may touch keys it did not declare holds the whole keyspace (scripting.hpp).
@@ -442,7 +464,7 @@ void dispatch(CommandContext& ctx) {
     reject(err::kNoAuth);
     return;
   }
-  if (!conn.channels.empty() || !conn.patterns.empty()) {
+  if (conn.subscribed()) {
     // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
     if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
       reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +

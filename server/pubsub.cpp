@@ -40,13 +40,15 @@ void PubSubFrame::destroy(PubSubFrame* f) {
   ::operator delete(f);
 }
 
-PubSubFrame* PubSubFrame::make_message(std::string_view channel, std::string_view payload) {
-  const std::size_t cap = 4 + 13 + channel.size() + payload.size() + 2 * kBulkOverhead;
+PubSubFrame* PubSubFrame::make_message(std::string_view channel, std::string_view payload,
+                                       std::string_view kind) {
+  const std::size_t cap = 4 + kind.size() + channel.size() + payload.size() + 3 * kBulkOverhead;
   PubSubFrame* f = allocate(cap);
   char* const begin = reinterpret_cast<char*>(f + 1);
   char* p = begin;
-  std::memcpy(p, "*3\r\n$7\r\nmessage\r\n", 17);
-  p += 17;
+  std::memcpy(p, "*3\r\n", 4);
+  p += 4;
+  p = put_bulk(p, kind);
   p = put_bulk(p, channel);
   p = put_bulk(p, payload);
   f->len_ = static_cast<std::size_t>(p - begin);
@@ -140,11 +142,27 @@ bool PubSubRegistry::punsubscribe(std::string_view pattern, SubscriberRef s) {
   return removed;
 }
 
+bool PubSubRegistry::ssubscribe(std::string_view channel, SubscriberRef s) {
+  std::unique_lock lock(mu_);
+  const bool added = add(shard_, channel, s);
+  adjust(subscriptions_, added, false);
+  return added;
+}
+
+bool PubSubRegistry::sunsubscribe(std::string_view channel, SubscriberRef s) {
+  std::unique_lock lock(mu_);
+  const bool removed = remove(shard_, channel, s);
+  adjust(subscriptions_, false, removed);
+  return removed;
+}
+
 void PubSubRegistry::remove_all(SubscriberRef s, const SubscriptionSet& channels,
-                                const SubscriptionSet& patterns) {
+                                const SubscriptionSet& patterns,
+                                const SubscriptionSet& shard_channels) {
   std::unique_lock lock(mu_);
   for (const auto& c : channels) adjust(subscriptions_, false, remove(channels_, c, s));
   for (const auto& p : patterns) adjust(subscriptions_, false, remove(patterns_, p, s));
+  for (const auto& c : shard_channels) adjust(subscriptions_, false, remove(shard_, c, s));
 }
 
 void PubSubRegistry::visit_receivers(
@@ -159,23 +177,32 @@ void PubSubRegistry::visit_receivers(
   }
 }
 
-std::vector<std::string> PubSubRegistry::channels(std::optional<std::string_view> pattern) const {
+void PubSubRegistry::visit_shard_receivers(std::string_view channel,
+                                           FunctionRef<void(SubscriberRef)> on_shard) {
+  std::shared_lock lock(mu_);
+  if (auto it = shard_.find(channel); it != shard_.end())
+    for (const SubscriberRef& s : it->second) on_shard(s);
+}
+
+std::vector<std::string> PubSubRegistry::channels(std::optional<std::string_view> pattern,
+                                                  bool shard) const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, subs] : channels_)
+  for (const auto& [name, subs] : shard ? shard_ : channels_)
     if (!pattern || glob_match(*pattern, name)) out.push_back(name);
   return out;
 }
 
-std::size_t PubSubRegistry::numsub(std::string_view channel) const {
+std::size_t PubSubRegistry::numsub(std::string_view channel, bool shard) const {
   std::shared_lock lock(mu_);
-  auto it = channels_.find(channel);
-  return it == channels_.end() ? 0 : it->second.size();
+  const Map& m = shard ? shard_ : channels_;
+  auto it = m.find(channel);
+  return it == m.end() ? 0 : it->second.size();
 }
 
-std::size_t PubSubRegistry::channel_count() const {
+std::size_t PubSubRegistry::channel_count(bool shard) const {
   std::shared_lock lock(mu_);
-  return channels_.size();
+  return shard ? shard_.size() : channels_.size();
 }
 
 std::size_t PubSubRegistry::pattern_count() const {
@@ -195,6 +222,23 @@ struct FanOut {
   std::vector<PubSubFrame*> frames;
 };
 thread_local FanOut t_fan;
+
+// Called once the registry lock is released: posts to other workers, in order, then writes the
+// local receivers, then drops the publisher's frame references.
+void post_fan_out(Server& server, Worker& self, FanOut& f) {
+  for (unsigned w : f.touched) {
+    auto& v = f.remote[w];
+    PubSubBatch* b = PubSubBatch::make(static_cast<std::uint32_t>(v.size()));
+    std::copy(v.begin(), v.end(), b->items());
+    server.worker(w).post(b);
+    v.clear();
+  }
+  f.touched.clear();
+  for (const PubSubEnvelope& e : f.local) self.deliver(e.conn, e.frame->bytes());
+  f.local.clear();
+  for (PubSubFrame* fr : f.frames) fr->release();
+  f.frames.clear();
+}
 }  // namespace
 
 std::int64_t publish(Server& server, Worker& self, std::string_view channel,
@@ -245,27 +289,46 @@ std::int64_t publish(Server& server, Worker& self, std::string_view channel,
         add(s);
       });
   finish_frame();
-  // The registry lock is released: post to other workers, in order, then write local receivers.
-  for (unsigned w : f.touched) {
-    auto& v = f.remote[w];
-    PubSubBatch* b = PubSubBatch::make(static_cast<std::uint32_t>(v.size()));
-    std::copy(v.begin(), v.end(), b->items());
-    server.worker(w).post(b);
-    v.clear();
+  post_fan_out(server, self, f);
+  return receivers;
+}
+
+std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
+                      std::string_view payload) {
+  PubSubRegistry& reg = server.pubsub();
+  if (reg.idle()) return 0;
+  FanOut& f = t_fan;
+  const unsigned n = server.num_workers();
+  if (f.remote.size() < n) f.remote.resize(n);
+  std::int64_t receivers = 0;
+  PubSubFrame* frame = nullptr;
+  std::uint32_t frame_remote = 0;
+  reg.visit_shard_receivers(channel, [&](SubscriberRef s) {
+    if (frame == nullptr) frame = PubSubFrame::make_message(channel, payload, "smessage");
+    ++receivers;
+    if (s.worker == self.index()) {
+      f.local.push_back({frame, s.conn});
+      return;
+    }
+    auto& v = f.remote[s.worker];
+    if (v.empty()) f.touched.push_back(s.worker);
+    v.push_back({frame, s.conn});
+    ++frame_remote;
+  });
+  if (frame != nullptr) {
+    frame->set_refs(1 + frame_remote);  // + the publisher's reference, dropped by post_fan_out
+    f.frames.push_back(frame);
   }
-  f.touched.clear();
-  for (const PubSubEnvelope& e : f.local) self.deliver(e.conn, e.frame->bytes());
-  f.local.clear();
-  for (PubSubFrame* fr : f.frames) fr->release();
-  f.frames.clear();
+  post_fan_out(server, self, f);
   return receivers;
 }
 
 void pubsub_forget(Server& server, unsigned worker, Connection& c) {
-  if (c.channels.empty() && c.patterns.empty()) return;
-  server.pubsub().remove_all({worker, c.id}, c.channels, c.patterns);
+  if (c.channels.empty() && c.patterns.empty() && c.shard_channels.empty()) return;
+  server.pubsub().remove_all({worker, c.id}, c.channels, c.patterns, c.shard_channels);
   c.channels.clear();
   c.patterns.clear();
+  c.shard_channels.clear();
   c.update_pubsub_counts(server, worker);
 }
 

@@ -8,10 +8,10 @@
 //                            delivers each envelope to the connection with that id, if it still
 //                            exists; an eventfd write wakes W at most once per drain (Worker).
 // Frames: a published message is encoded once per kind (one `message` frame for the channel's
-// subscribers, one `pmessage` frame per matching pattern) in a single reference-counted
-// allocation shared by all its receivers; the queue element is a pointer to a batch of
-// {frame*, connection id} envelopes. The last receiver (or the drop of a message whose
-// connection closed) frees the frame.
+// subscribers, one `pmessage` frame per matching pattern; SPUBLISH one `smessage` frame) in a
+// single reference-counted allocation shared by all its receivers; the queue element is a pointer
+// to a batch of {frame*, connection id} envelopes. The last receiver (or the drop of a message
+// whose connection closed) frees the frame.
 //
 // Order: per publisher and channel, messages reach every subscriber in PUBLISH order: the
 // publishing thread delivers local receivers synchronously and pushes to each target worker's
@@ -21,10 +21,16 @@
 // side; (UN)SUBSCRIBE and connection close the exclusive side). Frames are immutable once posted.
 // A connection's own list of subscriptions (Connection::channels/patterns) belongs to its worker.
 //
+// Sharded pub/sub (SSUBSCRIBE, SPUBLISH; Redis 7.0): shard channels are a namespace of their own,
+// apart from channels and patterns (PUBLISH never reaches an SSUBSCRIBEr, nor SPUBLISH a pattern),
+// delivered by the same frames and inboxes. kvlab is one shard, so every shard channel is local.
+//
 // Invariants:
 //  1. (channel, ref) is in the registry iff ref's connection has channel in its own set (both
-//     change together, on the connection's worker, under the exclusive lock for the registry).
-//  2. subscriptions_ equals the number of (channel|pattern, ref) pairs in the registry.
+//     change together, on the connection's worker, under the exclusive lock for the registry);
+//     likewise for patterns and shard channels.
+//  2. subscriptions_ equals the number of (channel|pattern|shard channel, ref) pairs in the
+//     registry.
 //  3. A frame's refs equals the number of envelopes (and publisher references) not yet released.
 #pragma once
 
@@ -64,7 +70,9 @@ using SubscriptionSet = std::set<std::string, std::less<>>;
 class PubSubFrame {
  public:
   // refs starts at 1 (the publisher's reference).
-  static PubSubFrame* make_message(std::string_view channel, std::string_view payload);
+  // kind is "message" (PUBLISH) or "smessage" (SPUBLISH).
+  static PubSubFrame* make_message(std::string_view channel, std::string_view payload,
+                                   std::string_view kind = "message");
   static PubSubFrame* make_pmessage(std::string_view pattern, std::string_view channel,
                                     std::string_view payload);
   std::string_view bytes() const { return {reinterpret_cast<const char*>(this + 1), len_}; }
@@ -108,9 +116,11 @@ class PubSubRegistry {
   bool unsubscribe(std::string_view channel, SubscriberRef s);
   bool psubscribe(std::string_view pattern, SubscriberRef s);
   bool punsubscribe(std::string_view pattern, SubscriberRef s);
+  bool ssubscribe(std::string_view channel, SubscriberRef s);
+  bool sunsubscribe(std::string_view channel, SubscriberRef s);
   // Removes every subscription of a closing connection, with one exclusive lock.
-  void remove_all(SubscriberRef s, const SubscriptionSet& channels,
-                  const SubscriptionSet& patterns);
+  void remove_all(SubscriberRef s, const SubscriptionSet& channels, const SubscriptionSet& patterns,
+                  const SubscriptionSet& shard_channels);
 
   // True when nobody subscribes to anything: PUBLISH then answers 0 without taking the lock.
   bool idle() const {
@@ -124,10 +134,15 @@ class PubSubRegistry {
   void visit_receivers(std::string_view channel, FunctionRef<void(SubscriberRef)> on_channel,
                        FunctionRef<void(std::string_view, SubscriberRef)> on_pattern);
 
-  // PUBSUB CHANNELS [pattern], NUMSUB, NUMPAT, and INFO's counts.
-  std::vector<std::string> channels(std::optional<std::string_view> pattern) const;
-  std::size_t numsub(std::string_view channel) const;
-  std::size_t channel_count() const;
+  // Under the shared lock: on_shard(ref) for every subscriber of shard channel `channel`.
+  void visit_shard_receivers(std::string_view channel, FunctionRef<void(SubscriberRef)> on_shard);
+
+  // PUBSUB CHANNELS [pattern], NUMSUB, NUMPAT, and INFO's counts; with shard = true, PUBSUB
+  // SHARDCHANNELS and SHARDNUMSUB (and INFO's pubsubshard_channels).
+  std::vector<std::string> channels(std::optional<std::string_view> pattern,
+                                    bool shard = false) const;
+  std::size_t numsub(std::string_view channel, bool shard = false) const;
+  std::size_t channel_count(bool shard = false) const;
   std::size_t pattern_count() const;
 
  private:
@@ -139,6 +154,7 @@ class PubSubRegistry {
   mutable std::shared_mutex mu_;
   Map channels_;                               // channel → subscribers (non-empty vectors only)
   Map patterns_;                               // pattern → subscribers (non-empty vectors only)
+  Map shard_;                                  // shard channel → subscribers (non-empty only)
   std::atomic<std::size_t> subscriptions_{0};  // invariant 2; written under mu_ (exclusive)
 };
 
@@ -146,6 +162,11 @@ class PubSubRegistry {
 // there were (Redis's count: channel subscribers plus matching pattern subscriptions).
 std::int64_t publish(Server& server, Worker& self, std::string_view channel,
                      std::string_view payload);
+
+// SPUBLISH: delivers an `smessage` to every subscriber of shard channel `channel`; returns how
+// many there were.
+std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
+                      std::string_view payload);
 
 // Drops every subscription of a connection that is closing (its worker's thread).
 void pubsub_forget(Server& server, unsigned worker, Connection& c);

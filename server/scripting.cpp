@@ -461,7 +461,10 @@ int redis_call_impl(lua_State* L, bool raise) {
   // The deny list first: it names Redis commands kvlab may not have (the blocking ones).
   std::string lower(argv[0].substr(0, 32));
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (denied_in_script(lower)) return fail("ERR This Redis command is not allowed from script");
+  // LATENCY's subcommands but HELP are noscript in Redis 7.0 as well.
+  const bool latency = lower == "latency" && !(argv.size() >= 2 && iequals(argv[1], "help"));
+  if (denied_in_script(lower) || latency)
+    return fail("ERR This Redis command is not allowed from script");
   const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
   if (cmd == nullptr) return fail("ERR Unknown Redis command called from script");
   const CommandSpec* spec = cmd;
@@ -473,7 +476,7 @@ int redis_call_impl(lua_State* L, bool raise) {
   if (!arity_ok) return fail("ERR Wrong number of args calling Redis command from script");
   if ((spec->flags & kWrite) && e.read_only)
     return fail("ERR Write commands are not allowed from read-only scripts.");
-  if (e.check_keys) {
+  if (e.check_keys && !(spec->flags & kChannelKeys)) {  // a shard channel is no keyspace key
     if (spec->flags & kKeyspaceWide)
       return fail(
           "ERR Script attempted to access the whole keyspace, but it holds only its declared "

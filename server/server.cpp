@@ -175,6 +175,7 @@ StatTotals raw_totals(Server& s, unsigned workers, std::uint64_t rejected_connec
       t.cmd[c].nanos += get(w.cmd[c].nanos);
       t.cmd[c].rejected += get(w.cmd[c].rejected);
       t.cmd[c].failed += get(w.cmd[c].failed);
+      for (std::size_t k = 0; k < kLatencyBuckets; ++k) t.cmd[c].hist[k] += get(w.cmd[c].hist[k]);
     }
     const std::size_t used = w.errorstats.used.load(std::memory_order_acquire);
     for (std::size_t e = 0; e < used; ++e)
@@ -202,6 +203,7 @@ StatTotals Server::stat_totals() {
     t.cmd[c].nanos -= b.cmd[c].nanos;
     t.cmd[c].rejected -= b.cmd[c].rejected;
     t.cmd[c].failed -= b.cmd[c].failed;
+    for (std::size_t k = 0; k < kLatencyBuckets; ++k) t.cmd[c].hist[k] -= b.cmd[c].hist[k];
   }
   for (auto it = t.errors_by_code.begin(); it != t.errors_by_code.end();) {
     auto bi = b.errors_by_code.find(it->first);

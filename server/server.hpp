@@ -20,6 +20,7 @@
 #include "server/atomicity.hpp"
 #include "server/cluster.hpp"
 #include "server/db.hpp"
+#include "server/monitor.hpp"
 #include "server/object.hpp"
 #include "server/pubsub.hpp"
 #include "structures/any_keyspace.hpp"
@@ -81,6 +82,7 @@ struct CommandSpec;
 // Written only by the owning worker (relaxed single-writer counters); INFO sums them.
 struct CommandStat {
   std::atomic<std::uint64_t> calls{0}, nanos{0}, rejected{0}, failed{0};
+  std::atomic<std::uint64_t> hist[kLatencyBuckets] = {};  // LATENCY HISTOGRAM (monitor.hpp)
 };
 
 // Error replies of one worker by error code (INFO errorstats), as Redis: the first word of the
@@ -108,8 +110,9 @@ struct ClientInfo {
   std::atomic<std::int64_t> last_ms{0};
   std::atomic<const CommandSpec*> last_cmd{nullptr};  // relaxed: shown by CLIENT LIST only
   std::atomic<std::size_t> qbuf{0}, obuf{0};
-  std::atomic<std::uint32_t> sub{0}, psub{0};  // relaxed: subscriptions, for CLIENT LIST
-  std::atomic<int> resp{2};                    // relaxed: protocol version, for CLIENT LIST
+  // relaxed: subscriptions (channels, patterns, shard channels), for CLIENT LIST
+  std::atomic<std::uint32_t> sub{0}, psub{0}, ssub{0};
+  std::atomic<int> resp{2};  // relaxed: protocol version, for CLIENT LIST
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };
@@ -160,6 +163,7 @@ struct StatTotals {
                 connections = 0, rejected_connections = 0, obuf_closes = 0;
   struct Cmd {
     std::uint64_t calls = 0, nanos = 0, rejected = 0, failed = 0;
+    std::uint64_t hist[kLatencyBuckets] = {};
   };
   std::vector<Cmd> cmd;  // by CommandSpec::stat_id
   std::map<std::string, std::uint64_t> errors_by_code;

@@ -794,7 +794,8 @@ void Worker::flush_touched() {
 void Connection::update_pubsub_counts(Server& server, unsigned worker) {
   info->sub.store(static_cast<std::uint32_t>(channels.size()), std::memory_order_relaxed);
   info->psub.store(static_cast<std::uint32_t>(patterns.size()), std::memory_order_relaxed);
-  const bool now = subscriptions() > 0;
+  info->ssub.store(static_cast<std::uint32_t>(shard_channels.size()), std::memory_order_relaxed);
+  const bool now = subscribed();
   if (now == counted_pubsub) return;
   counted_pubsub = now;
   std::atomic<std::uint64_t>& n = server.stats(worker).pubsub_clients;

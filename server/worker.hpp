@@ -61,8 +61,11 @@ struct Connection {
   std::vector<std::string_view> argv;  // scratch, reused across commands
 
   // Pub/sub (pubsub.hpp invariant 1: mirrored in the registry).
-  SubscriptionSet channels, patterns;
+  SubscriptionSet channels, patterns, shard_channels;
+  // The count (P)SUBSCRIBE replies report (Redis 7.0: shard channels are counted apart).
   std::size_t subscriptions() const { return channels.size() + patterns.size(); }
+  // Subscriber mode (RESP2): any subscription, shard channels included.
+  bool subscribed() const { return subscriptions() + shard_channels.size() > 0; }
   bool counted_pubsub = false;          // counted in WorkerStats::pubsub_clients
   bool touched = false;                 // in the worker's list of connections to flush
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)

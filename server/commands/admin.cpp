@@ -32,7 +32,7 @@ constexpr std::string_view kRedisCompatVersion = "7.0.0";
 void ping_cmd(CommandContext& ctx) {
   if (ctx.argc() > 2) {
     ctx.reply.error(err::wrong_arity("ping"));
-  } else if (ctx.conn.resp == 2 && ctx.conn.subscriptions() > 0) {
+  } else if (ctx.conn.resp == 2 && ctx.conn.subscribed()) {
     // RESP2 subscriber mode: a push-shaped reply, so that it cannot be mistaken for a message.
     ctx.reply.array(2);
     ctx.reply.bulk("pong");
@@ -180,7 +180,9 @@ const char* last_cmd_name(const ClientInfo& c) {
 }
 
 bool is_pubsub_client(const ClientInfo& c) {
-  return c.sub.load(std::memory_order_relaxed) + c.psub.load(std::memory_order_relaxed) > 0;
+  return c.sub.load(std::memory_order_relaxed) + c.psub.load(std::memory_order_relaxed) +
+             c.ssub.load(std::memory_order_relaxed) >
+         0;
 }
 
 std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
@@ -190,15 +192,16 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
-                "psub=%u ssub=0 multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+                "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
                 "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d "
                 "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
                 static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
                 c.name.c_str(), static_cast<long long>(age),
                 static_cast<long long>(idle < 0 ? 0 : idle), is_pubsub_client(c) ? "P" : "N",
                 c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
-                c.qbuf.load(std::memory_order_relaxed), c.obuf.load(std::memory_order_relaxed),
-                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
+                c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
+                c.obuf.load(std::memory_order_relaxed), last_cmd_name(c),
+                c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
                 c.lib_ver.c_str(), c.worker);
   return buf;
 }
@@ -616,7 +619,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "keyspace_misses:" << t.misses << "\r\n"
         << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
         << "pubsub_patterns:" << s.pubsub().pattern_count() << "\r\n"
-        << "pubsubshard_channels:0\r\n"
+        << "pubsubshard_channels:" << s.pubsub().channel_count(true) << "\r\n"
         << "unexpected_error_replies:0\r\n"
         << "total_error_replies:" << t.errors << "\r\n"
         << "client_output_buffer_limit_disconnections:" << t.obuf_closes << "\r\n";

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/monitor.hpp"
 #include "server/scripting.hpp"
 
 namespace kvlab::server {
@@ -784,6 +785,10 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     if (n == "hll-sparse-max-bytes") set_hll_sparse_max_bytes(std::stoull(v));
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
+    // The slow log and the latency monitor (monitor.hpp).
+    if (n == "slowlog-log-slower-than") set_slowlog_slower_than(std::stoll(v));
+    if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));
+    if (n == "latency-monitor-threshold") set_latency_threshold_ms(std::stoll(v));
   }
 }
 
