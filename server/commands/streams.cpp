@@ -1,0 +1,751 @@
+// The stream family: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XINFO STREAM and XREAD,
+// answering as Redis 7.0 does.
+//
+// A stream is a StreamObject (server/commands/stream.hpp) behind the container's mutex, reached
+// through server/commands/containers.hpp. Unlike the other containers a stream stays when its
+// last entry goes (XDEL, XTRIM, XADD MAXLEN 0): Stream::empty() means "not created yet", so the
+// protocol removes only a stream that a failed XADD created.
+//
+// Argument checks follow Redis's order (t_stream.c): XADD and XTRIM parse every option before
+// looking the key up; XRANGE parses both IDs and COUNT first; XDEL and XSETID look the key up
+// first (XSETID after its options); XREAD checks each key's type before parsing its ID.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "server/commands/common.hpp"
+#include "server/commands/containers.hpp"
+#include "server/commands/stream.hpp"
+
+namespace kvlab::server {
+namespace {
+
+constexpr std::string_view kInvalidId =
+    "ERR Invalid stream ID specified as stream command argument";
+constexpr std::string_view kMaxlenMinid =
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+constexpr std::string_view kMaxlenNegative = "ERR The MAXLEN argument must be >= 0.";
+constexpr std::string_view kLimitNegative = "ERR The LIMIT argument must be >= 0.";
+constexpr std::string_view kLimitNoStrategy =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+constexpr std::string_view kXtrimNoStrategy =
+    "ERR syntax error, XTRIM must be called with a trimming strategy";
+constexpr std::string_view kLimitNoTilde =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+constexpr std::string_view kXaddZero = "ERR The ID specified in XADD must be greater than 0-0";
+constexpr std::string_view kExhausted =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+constexpr std::string_view kXaddSmaller =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+constexpr std::string_view kTooLarge = "ERR Elements are too large to be stored";
+
+// Redis's string2ull on a C string: string2ll first, then strtoull (which also takes leading
+// blanks, a sign and leading zeros).
+bool string2ull(const char* s, std::uint64_t* out) {
+  std::int64_t ll = 0;
+  if (parse_i64(std::string_view(s, std::strlen(s)), &ll)) {
+    if (ll < 0) return false;
+    *out = static_cast<std::uint64_t>(ll);
+    return true;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0')) return false;
+  *out = v;
+  return true;
+}
+
+// streamGenericParseIDOrReply: "-" and "+" (unless strict), "<ms>" (seq = missing_seq),
+// "<ms>-<seq>", and, where seq_given is asked for, "<ms>-*". The argument is read as a C string
+// (up to its first NUL), as Redis copies it into a 128-byte buffer.
+bool parse_id(std::string_view arg, StreamId* id, std::uint64_t missing_seq, bool strict,
+              bool* seq_given = nullptr) {
+  if (arg.size() > 127) return false;
+  std::string buf(arg);
+  if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') return false;
+  if (seq_given != nullptr) *seq_given = true;
+  if (buf[0] == '-' && buf[1] == '\0') {
+    *id = StreamId{};
+    return true;
+  }
+  if (buf[0] == '+' && buf[1] == '\0') {
+    *id = StreamId::max();
+    return true;
+  }
+  char* dot = std::strchr(buf.data(), '-');
+  if (dot != nullptr) *dot = '\0';
+  std::uint64_t ms = 0, seq = 0;
+  if (!string2ull(buf.data(), &ms)) return false;
+  if (dot != nullptr) {
+    if (seq_given != nullptr && dot[1] == '*' && dot[2] == '\0') {
+      *seq_given = false;
+    } else if (!string2ull(dot + 1, &seq)) {
+      return false;
+    }
+  } else {
+    seq = missing_seq;
+  }
+  *id = StreamId{ms, seq};
+  return true;
+}
+
+bool arg_id(CommandContext& ctx, std::string_view arg, StreamId* id, std::uint64_t missing_seq,
+            bool strict, bool* seq_given = nullptr) {
+  if (parse_id(arg, id, missing_seq, strict, seq_given)) return true;
+  ctx.reply.error(kInvalidId);
+  return false;
+}
+
+// streamParseIntervalIDOrReply: "(" before an ID excludes it (strict inside).
+bool arg_interval_id(CommandContext& ctx, std::string_view arg, StreamId* id, bool* exclude,
+                     std::uint64_t missing_seq) {
+  *exclude = arg.size() > 1 && arg[0] == '(';
+  if (*exclude) return arg_id(ctx, arg.substr(1), id, missing_seq, true);
+  return arg_id(ctx, arg, id, missing_seq, false);
+}
+
+void reply_id(ReplyWriter& r, StreamId id) {
+  char buf[48];
+  const int n = std::snprintf(buf, sizeof buf, "%llu-%llu", static_cast<unsigned long long>(id.ms),
+                              static_cast<unsigned long long>(id.seq));
+  r.bulk(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+void reply_entry(ReplyWriter& r, StreamId id, const Stream::Fields& f) {
+  r.array(2);
+  reply_id(r, id);
+  r.array(f.size());
+  for (const auto& s : f) r.bulk(s);
+}
+
+// The entries in [start, end] (end = nullopt: to the end), at most count (0: all), in order or
+// reversed; returns the number emitted after the array header.
+std::size_t reply_range(ReplyWriter& r, const Stream& s, StreamId start, StreamId end,
+                        std::size_t count, bool rev) {
+  const auto& e = s.entries();
+  std::vector<std::map<StreamId, Stream::Fields>::const_iterator> out;
+  if (start <= end) {
+    auto lo = e.lower_bound(start);
+    auto hi = e.upper_bound(end);
+    if (!rev) {
+      for (auto it = lo; it != hi && (count == 0 || out.size() < count); ++it) out.push_back(it);
+    } else {
+      for (auto it = hi; it != lo && (count == 0 || out.size() < count);) out.push_back(--it);
+    }
+  }
+  r.array(out.size());
+  for (auto it : out) reply_entry(r, it->first, it->second);
+  return out.size();
+}
+
+struct AddTrimArgs {
+  StreamTrim trim;
+  StreamId id;
+  bool id_given = false;
+  bool seq_given = true;
+  bool no_mkstream = false;
+};
+
+// streamParseAddOrTrimArgsOrReply. Returns the index of XADD's ID (the first field follows it),
+// or 0 after replying an error.
+std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
+  const std::size_t argc = ctx.argc();
+  std::size_t i = 2;
+  bool limit_given = false;
+  for (; i < argc; ++i) {
+    const std::size_t more = argc - 1 - i;
+    const std::string_view opt = ctx.arg(i);
+    if (xadd && opt.size() >= 1 && opt[0] == '*' && (opt.size() == 1 || opt[1] == '\0')) {
+      break;
+    } else if (iequals(opt, "maxlen") && more > 0) {
+      if (a->trim.strategy != StreamTrim::kNone) {
+        ctx.reply.error(kMaxlenMinid);
+        return 0;
+      }
+      a->trim.approx = false;
+      const std::string_view next = ctx.arg(i + 1);
+      if (more >= 2 && next.size() >= 1 && (next[0] == '~' || next[0] == '=') &&
+          (next.size() == 1 || next[1] == '\0')) {
+        a->trim.approx = next[0] == '~';
+        ++i;
+      }
+      std::int64_t maxlen = 0;
+      if (!arg_i64(ctx, ctx.arg(i + 1), &maxlen)) return 0;
+      if (maxlen < 0) {
+        ctx.reply.error(kMaxlenNegative);
+        return 0;
+      }
+      a->trim.maxlen = static_cast<std::uint64_t>(maxlen);
+      ++i;
+      a->trim.strategy = StreamTrim::kMaxLen;
+    } else if (iequals(opt, "minid") && more > 0) {
+      if (a->trim.strategy != StreamTrim::kNone) {
+        ctx.reply.error(kMaxlenMinid);
+        return 0;
+      }
+      a->trim.approx = false;
+      const std::string_view next = ctx.arg(i + 1);
+      if (more >= 2 && next.size() >= 1 && (next[0] == '~' || next[0] == '=') &&
+          (next.size() == 1 || next[1] == '\0')) {
+        a->trim.approx = next[0] == '~';
+        ++i;
+      }
+      if (!arg_id(ctx, ctx.arg(i + 1), &a->trim.minid, 0, true)) return 0;
+      ++i;
+      a->trim.strategy = StreamTrim::kMinId;
+    } else if (iequals(opt, "limit") && more > 0) {
+      std::int64_t limit = 0;
+      if (!arg_i64(ctx, ctx.arg(i + 1), &limit)) return 0;
+      if (limit < 0) {
+        ctx.reply.error(kLimitNegative);
+        return 0;
+      }
+      a->trim.limit = limit;
+      limit_given = true;
+      ++i;
+    } else if (xadd && iequals(opt, "nomkstream")) {
+      a->no_mkstream = true;
+    } else if (xadd) {
+      if (!arg_id(ctx, opt, &a->id, 0, true, &a->seq_given)) return 0;
+      a->id_given = true;
+      break;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return 0;
+    }
+  }
+  if (a->trim.limit != 0 && a->trim.strategy == StreamTrim::kNone) {
+    ctx.reply.error(kLimitNoStrategy);
+    return 0;
+  }
+  if (!xadd && a->trim.strategy == StreamTrim::kNone) {
+    ctx.reply.error(kXtrimNoStrategy);
+    return 0;
+  }
+  if (limit_given) {
+    if (!a->trim.approx) {
+      ctx.reply.error(kLimitNoTilde);
+      return 0;
+    }
+  } else if (a->trim.approx) {
+    a->trim.limit = static_cast<std::int64_t>(100 * Stream::kNodeMaxEntries);
+    if (a->trim.limit <= 0 || a->trim.limit > 10000) a->trim.limit = 10000;
+  } else {
+    a->trim.limit = 0;
+  }
+  return i;
+}
+
+// XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [...]
+void xadd_cmd(CommandContext& ctx) {
+  AddTrimArgs a;
+  const std::size_t idpos = parse_add_trim(ctx, &a, true);
+  if (idpos == 0) return;
+  const std::size_t field_pos = idpos + 1;
+  if (ctx.argc() < field_pos + 2 || (ctx.argc() - field_pos) % 2 == 1) {
+    ctx.reply.error(err::wrong_arity("xadd"));
+    return;
+  }
+  if (a.id_given && a.seq_given && a.id == StreamId{}) {
+    ctx.reply.error(kXaddZero);
+    return;
+  }
+  std::string_view error;
+  StreamId added;
+  const Access acc =
+      write_container<StreamObject>(ctx, ctx.arg(1), !a.no_mkstream, [&](Stream& s) -> bool {
+        if (s.last_id() == StreamId::max()) {
+          error = kExhausted;
+          return false;
+        }
+        StreamId id;
+        if (!a.id_given) {
+          // streamNextID: the clock, or the last ID's successor when the clock is not ahead.
+          const auto now = static_cast<std::uint64_t>(ctx.now_ms);
+          if (now > s.last_id().ms) {
+            id = StreamId{now, 0};
+          } else {
+            id = s.last_id();
+            id.incr();
+          }
+        } else if (a.seq_given) {
+          id = a.id;
+        } else if (s.last_id().ms == a.id.ms) {
+          if (s.last_id().seq == std::numeric_limits<std::uint64_t>::max()) {
+            error = kXaddSmaller;
+            return false;
+          }
+          id = s.last_id();
+          ++id.seq;
+        } else {
+          id = StreamId{a.id.ms, 0};
+        }
+        if (id <= s.last_id()) {
+          error = kXaddSmaller;
+          return false;
+        }
+        std::size_t total = 0;
+        for (std::size_t i = field_pos; i < ctx.argc(); ++i) total += ctx.arg(i).size();
+        if (total > Stream::kListpackMaxSize) {
+          error = kTooLarge;
+          return false;
+        }
+        s.mark_created();
+        s.append(id, ctx.argv.subspan(field_pos));
+        added = id;
+        s.trim(a.trim);
+        return true;
+      });
+  if (acc == Access::kWrongType) return;
+  if (acc == Access::kMissing) {
+    ctx.reply.null();
+    return;
+  }
+  if (!error.empty()) {
+    ctx.reply.error(error);
+    return;
+  }
+  reply_id(ctx.reply, added);
+}
+
+// XRANGE key start end [COUNT count] and XREVRANGE key end start [COUNT count].
+void range_generic(CommandContext& ctx, bool rev) {
+  const std::string_view start_arg = rev ? ctx.arg(3) : ctx.arg(2);
+  const std::string_view end_arg = rev ? ctx.arg(2) : ctx.arg(3);
+  StreamId start, end;
+  bool start_ex = false, end_ex = false;
+  if (!arg_interval_id(ctx, start_arg, &start, &start_ex, 0)) return;
+  if (start_ex && !start.incr()) {
+    ctx.reply.error("ERR invalid start ID for the interval");
+    return;
+  }
+  if (!arg_interval_id(ctx, end_arg, &end, &end_ex, std::numeric_limits<std::uint64_t>::max()))
+    return;
+  if (end_ex && !end.decr()) {
+    ctx.reply.error("ERR invalid end ID for the interval");
+    return;
+  }
+  std::int64_t count = -1;
+  for (std::size_t j = 4; j < ctx.argc(); ++j) {
+    if (iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+      if (!arg_i64(ctx, ctx.arg(j + 1), &count)) return;
+      if (count < 0) count = 0;
+      ++j;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  const Access a = read_container<StreamObject>(ctx, ctx.arg(1), [&](const Stream& s) {
+    if (count == 0) {
+      ctx.reply.null_array();
+      return;
+    }
+    reply_range(ctx.reply, s, start, end, count == -1 ? 0 : static_cast<std::size_t>(count), rev);
+  });
+  if (a == Access::kMissing) ctx.reply.array(0);
+}
+void xrange_cmd(CommandContext& ctx) {
+  range_generic(ctx, false);
+}
+void xrevrange_cmd(CommandContext& ctx) {
+  range_generic(ctx, true);
+}
+
+void xlen_cmd(CommandContext& ctx) {
+  std::int64_t n = 0;
+  const Access a = read_container<StreamObject>(
+      ctx, ctx.arg(1), [&](const Stream& s) { n = static_cast<std::int64_t>(s.length()); });
+  if (a != Access::kWrongType) ctx.reply.integer(n);
+}
+
+// XDEL key id [id ...]: the key first (a missing key answers 0 whatever the IDs), then every ID
+// is checked before any is deleted.
+void xdel_cmd(CommandContext& ctx) {
+  std::int64_t deleted = 0;
+  bool bad_id = false;
+  const Access a = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
+    std::vector<StreamId> ids(ctx.argc() - 2);
+    for (std::size_t j = 2; j < ctx.argc(); ++j) {
+      if (!parse_id(ctx.arg(j), &ids[j - 2], 0, true)) {
+        bad_id = true;
+        return false;
+      }
+    }
+    bool first_entry = false;
+    for (const StreamId& id : ids) {
+      if (s.erase(id)) {
+        if (id == s.first_id()) first_entry = true;
+        if (id > s.max_deleted()) s.set_max_deleted(id);
+        ++deleted;
+      }
+    }
+    if (deleted > 0 && (s.length() == 0 || first_entry)) s.refresh_first_id();
+    return deleted > 0;
+  });
+  if (a == Access::kWrongType) return;
+  if (bad_id) {
+    ctx.reply.error(kInvalidId);
+    return;
+  }
+  ctx.reply.integer(deleted);
+}
+
+// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+void xtrim_cmd(CommandContext& ctx) {
+  AddTrimArgs a;
+  if (parse_add_trim(ctx, &a, false) == 0) return;
+  std::int64_t deleted = 0;
+  const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) {
+    deleted = s.trim(a.trim);
+    return deleted > 0;
+  });
+  if (acc != Access::kWrongType) ctx.reply.integer(deleted);
+}
+
+// XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]
+void xsetid_cmd(CommandContext& ctx) {
+  StreamId id, max_xdel;
+  std::int64_t entries_added = -1;
+  if (!arg_id(ctx, ctx.arg(2), &id, 0, true)) return;
+  for (std::size_t i = 3; i < ctx.argc();) {
+    const bool more = i + 1 < ctx.argc();
+    if (iequals(ctx.arg(i), "entriesadded") && more) {
+      if (!arg_i64(ctx, ctx.arg(i + 1), &entries_added)) return;
+      if (entries_added < 0) {
+        ctx.reply.error("ERR entries_added must be positive");
+        return;
+      }
+      i += 2;
+    } else if (iequals(ctx.arg(i), "maxdeletedid") && more) {
+      if (!arg_id(ctx, ctx.arg(i + 1), &max_xdel, 0, true)) return;
+      if (id < max_xdel) {
+        ctx.reply.error(
+            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        return;
+      }
+      i += 2;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  std::string_view error;
+  const Access a = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
+    // Redis 7.0.15 does not compare id with the stream's own max deleted ID (later versions do).
+    if (s.length() > 0) {
+      if (id < s.last_valid_id()) {
+        error = "ERR The ID specified in XSETID is smaller than the target stream top item";
+        return false;
+      }
+      if (entries_added != -1 && s.length() > static_cast<std::uint64_t>(entries_added)) {
+        error =
+            "ERR The entries_added specified in XSETID is smaller than the target stream "
+            "length";
+        return false;
+      }
+    }
+    s.set_last_id(id);
+    if (entries_added != -1) s.set_entries_added(static_cast<std::uint64_t>(entries_added));
+    if (max_xdel != StreamId{}) s.set_max_deleted(max_xdel);
+    return true;
+  });
+  if (a == Access::kWrongType) return;
+  if (a == Access::kMissing) {
+    ctx.reply.error(err::kNoSuchKey);
+  } else if (!error.empty()) {
+    ctx.reply.error(error);
+  } else {
+    ctx.reply.ok();
+  }
+}
+
+// XINFO STREAM key [FULL [COUNT count]]
+void xinfo_stream_cmd(CommandContext& ctx) {
+  const std::size_t optc = ctx.argc() - 3;
+  bool full = optc != 0;
+  std::int64_t count = 10;
+  auto syntax = [&] { ctx.reply.error(err::subcommand_syntax("xinfo", ctx.arg(1))); };
+  ObjectRef ref;
+  // The key first (no such key, WRONGTYPE), then the options.
+  const Access a = lookup_container<StreamObject>(ctx, ctx.arg(2), &ref);
+  if (a == Access::kWrongType) return;
+  StreamObject* so = a == Access::kOk ? as_container<StreamObject>(ref) : nullptr;
+  std::unique_lock<std::mutex> lock;
+  if (so != nullptr) {
+    lock = std::unique_lock<std::mutex>(so->mu);
+    if (so->dead.load(std::memory_order_relaxed) || so->data.empty()) so = nullptr;
+  }
+  if (so == nullptr) {
+    ctx.reply.error(err::kNoSuchKey);
+    return;
+  }
+  if (full) {
+    if (optc != 1 && optc != 3) return syntax();
+    if (!iequals(ctx.arg(3), "full")) return syntax();
+    if (optc == 3) {
+      if (!iequals(ctx.arg(4), "count")) return syntax();
+      if (!arg_i64(ctx, ctx.arg(5), &count)) return;
+      if (count < 0) count = 10;
+    }
+  }
+  const Stream& s = so->data;
+  ReplyWriter& r = ctx.reply;
+  r.map(full ? 9 : 10);
+  r.bulk("length");
+  r.integer(static_cast<std::int64_t>(s.length()));
+  r.bulk("radix-tree-keys");
+  r.integer(static_cast<std::int64_t>(s.node_count()));
+  r.bulk("radix-tree-nodes");
+  r.integer(static_cast<std::int64_t>(s.radix_tree_nodes()));
+  r.bulk("last-generated-id");
+  reply_id(r, s.last_id());
+  r.bulk("max-deleted-entry-id");
+  reply_id(r, s.max_deleted());
+  r.bulk("entries-added");
+  r.integer(static_cast<std::int64_t>(s.entries_added()));
+  r.bulk("recorded-first-entry-id");
+  reply_id(r, s.first_id());
+  if (!full) {
+    r.bulk("groups");
+    r.integer(0);
+    const auto& e = s.entries();
+    r.bulk("first-entry");
+    if (e.empty()) {
+      r.null();
+    } else {
+      reply_entry(r, e.begin()->first, e.begin()->second);
+    }
+    r.bulk("last-entry");
+    if (e.empty()) {
+      r.null();
+    } else {
+      reply_entry(r, e.rbegin()->first, e.rbegin()->second);
+    }
+    return;
+  }
+  r.bulk("entries");
+  reply_range(r, s, StreamId{}, StreamId::max(), static_cast<std::size_t>(count), false);
+  r.bulk("groups");
+  r.array(0);
+}
+
+void xinfo_help_cmd(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CONSUMERS <key> <groupname>",
+      "    Show consumers of <groupname>.",
+      "GROUPS <key>",
+      "    Show the stream consumer groups.",
+      "STREAM <key> [FULL [COUNT <count>]",
+      "    Show information about the stream.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.array(std::size(kLines));
+  for (auto l : kLines) ctx.reply.simple(l);
+}
+
+void xinfo_without_sub(CommandContext& ctx) {
+  ctx.reply.error(err::wrong_arity("xinfo"));
+}
+
+// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
+struct ReadArgs {
+  std::int64_t count = 0;
+  std::int64_t timeout_ms = -1;  // -1: no BLOCK
+  std::size_t streams_arg = 0;
+  std::size_t streams_count = 0;
+};
+
+// Parses XREAD's options; replies and returns false on an error.
+bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
+  for (std::size_t i = 1; i < ctx.argc(); ++i) {
+    const std::size_t more = ctx.argc() - i - 1;
+    const std::string_view o = ctx.arg(i);
+    if (iequals(o, "block") && more > 0) {
+      ++i;
+      std::int64_t t = 0;
+      if (!parse_i64(ctx.arg(i), &t)) {
+        ctx.reply.error(err::kTimeoutNotInteger);
+        return false;
+      }
+      if (t < 0) {
+        ctx.reply.error(err::kTimeoutNegative);
+        return false;
+      }
+      if (t > 0 && t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms) {
+        ctx.reply.error("ERR timeout is out of range");
+        return false;
+      }
+      a->timeout_ms = t;
+    } else if (iequals(o, "count") && more > 0) {
+      ++i;
+      if (!arg_i64(ctx, ctx.arg(i), &a->count)) return false;
+      if (a->count < 0) a->count = 0;
+    } else if (iequals(o, "streams") && more > 0) {
+      a->streams_arg = i + 1;
+      a->streams_count = ctx.argc() - a->streams_arg;
+      if (a->streams_count % 2 != 0) {
+        ctx.reply.error(
+            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
+            "specified.");
+        return false;
+      }
+      a->streams_count /= 2;
+      break;
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return false;
+    }
+  }
+  if (a->streams_arg == 0) {
+    ctx.reply.error(err::kSyntax);
+    return false;
+  }
+  return true;
+}
+
+// XREAD's keys: the first half of what follows STREAMS, found as the parser finds it.
+bool xread_keys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const bool more = i + 1 < argv.size();
+    if ((iequals(argv[i], "block") || iequals(argv[i], "count")) && more) {
+      ++i;
+    } else if (iequals(argv[i], "streams") && more) {
+      const std::size_t first = i + 1;
+      const std::size_t n = (argv.size() - first) / 2;
+      for (std::size_t k = 0; k < n; ++k) out->push_back(first + k);
+      return (argv.size() - first) % 2 == 0;
+    } else {
+      return true;
+    }
+  }
+  return true;
+}
+
+// Serves XREAD from the streams that have entries after their IDs. Returns false (writing
+// nothing) when none has.
+bool xread_serve(CommandContext& ctx, const ReadArgs& a, const std::vector<StreamId>& ids) {
+  std::vector<std::size_t> ready;
+  for (std::size_t i = 0; i < a.streams_count; ++i) {
+    read_container<StreamObject>(ctx, ctx.arg(a.streams_arg + i), [&](const Stream& s) {
+      if (s.length() > 0 && s.last_valid_id() > ids[i]) ready.push_back(i);
+    });
+  }
+  if (ready.empty()) return false;
+  ReplyWriter& r = ctx.reply;
+  if (r.resp3()) {
+    r.map(ready.size());
+  } else {
+    r.array(ready.size());
+  }
+  for (std::size_t i : ready) {
+    if (!r.resp3()) r.array(2);
+    r.bulk(ctx.arg(a.streams_arg + i));
+    read_container<StreamObject>(ctx, ctx.arg(a.streams_arg + i), [&](const Stream& s) {
+      StreamId start = ids[i];
+      start.incr();
+      reply_range(r, s, start, StreamId::max(), static_cast<std::size_t>(a.count), false);
+    });
+  }
+  return true;
+}
+
+void xread_cmd(CommandContext& ctx) {
+  ReadArgs a;
+  if (!parse_read_args(ctx, &a)) return;
+  std::vector<StreamId> ids(a.streams_count);
+  for (std::size_t k = 0; k < a.streams_count; ++k) {
+    const std::string_view key = ctx.arg(a.streams_arg + k);
+    const std::string_view id_arg = ctx.arg(a.streams_arg + a.streams_count + k);
+    ObjectRef ref;
+    const Access acc = lookup_container<StreamObject>(ctx, key, &ref);
+    if (acc == Access::kWrongType) return;
+    if (id_arg == "$") {
+      StreamId last;
+      read_container<StreamObject>(ctx, key, [&](const Stream& s) { last = s.last_id(); });
+      ids[k] = last;
+      continue;
+    }
+    if (id_arg == ">") {
+      ctx.reply.error(
+          "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+          "<consumer> option.");
+      return;
+    }
+    if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
+  }
+  if (xread_serve(ctx, a, ids)) return;
+  ctx.reply.null_array();
+}
+
+constexpr std::uint32_t kRW = kWrite | kDenyOom;
+
+const CommandSpec kXinfoSubcommands[] = {
+    {"stream", -3, kReadOnly, xinfo_stream_cmd, 2, 2, 1, "stream", "Get information about a stream",
+     "key [FULL [COUNT count]]", "5.0.0", "O(1) (FULL: O(N) in the number of entries returned)"},
+    {"help", 2, kLoading | kStale, xinfo_help_cmd, 0, 0, 0, "stream",
+     "Show helpful text about the different subcommands", "", "5.0.0"},
+};
+
+const CommandSpec kStreamCommands[] = {
+    {"xadd", -5, kRW | kFast, xadd_cmd, 1, 1, 1, "stream", "Appends a new entry to a stream",
+     "key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value "
+     "[field value ...]",
+     "5.0.0",
+     "O(1) when adding a new entry, O(N) when trimming where N being the number of "
+     "entries evicted."},
+    {"xrange", -4, kReadOnly, xrange_cmd, 1, 1, 1, "stream",
+     "Return a range of elements in a stream, with IDs matching the specified IDs interval",
+     "key start end [COUNT count]", "5.0.0",
+     "O(log(N)+M) with N being the number of elements in the stream and M the number of elements "
+     "being returned"},
+    {"xrevrange", -4, kReadOnly, xrevrange_cmd, 1, 1, 1, "stream",
+     "Return a range of elements in a stream, with IDs matching the specified IDs interval, in "
+     "reverse order (from greater to smaller IDs) compared to XRANGE",
+     "key end start [COUNT count]", "5.0.0",
+     "O(log(N)+M) with N being the number of elements in the stream and M the number of elements "
+     "being returned"},
+    {"xlen", 2, kReadOnly | kFast, xlen_cmd, 1, 1, 1, "stream",
+     "Return the number of entries in a stream", "key", "5.0.0"},
+    {"xdel", -3, kWrite | kFast, xdel_cmd, 1, 1, 1, "stream",
+     "Removes the specified entries from the stream", "key id [id ...]", "5.0.0",
+     "O(log N) for each single item to delete in the stream"},
+    {"xtrim", -4, kWrite, xtrim_cmd, 1, 1, 1, "stream",
+     "Trims the stream to (approximately if '~' is passed) a certain size",
+     "key MAXLEN|MINID [=|~] threshold [LIMIT count]", "5.0.0",
+     "O(N), with N being the number of evicted entries"},
+    {"xsetid", -3, kRW | kFast, xsetid_cmd, 1, 1, 1, "stream",
+     "An internal command for replicating stream values",
+     "key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]", "5.0.0"},
+    {"xread",
+     -4,
+     kReadOnly,
+     xread_cmd,
+     0,
+     0,
+     0,
+     "stream",
+     "Return never seen elements in multiple streams, with IDs greater than the ones reported by "
+     "the caller for each stream",
+     "[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]",
+     "5.0.0",
+     "For each stream mentioned: O(N) with N being the number of elements being returned",
+     {},
+     xread_keys},
+    {"xinfo", -2, 0, xinfo_without_sub, 0, 0, 0, "stream",
+     "A container for stream introspection commands", "", "5.0.0", "Depends on subcommand.",
+     kXinfoSubcommands},
+};
+
+}  // namespace
+
+std::span<const CommandSpec> stream_commands() {
+  return kStreamCommands;
+}
+
+}  // namespace kvlab::server
