@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "server/blocking.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/stream.hpp"
@@ -680,8 +681,74 @@ void xread_cmd(CommandContext& ctx) {
     if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
   }
   if (xread_serve(ctx, a, ids)) return;
-  ctx.reply.null_array();
+  if (a.timeout_ms == -1 || ctx.conn.in_exec) {  // no BLOCK, or inside MULTI/EXEC or a script
+    ctx.reply.null_array();
+    return;
+  }
+  // Block on every key, each waiting for an ID after its own: "$" is resolved now, so a waiter
+  // served later compares with the last ID it saw.
+  auto b = std::make_shared<BlockedClient>();
+  b->conn_id = ctx.conn.id;
+  b->worker = ctx.worker.index();
+  b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
+  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
+  for (std::size_t k = 0; k < a.streams_count; ++k) {
+    b->argv[a.streams_arg + a.streams_count + k] = ids[k].str();
+    const std::string_view key = ctx.arg(a.streams_arg + k);
+    bool seen = false;
+    for (const auto& o : b->keys) seen = seen || o == key;
+    if (!seen) b->keys.emplace_back(key);
+  }
+  ctx.server.blocking().add(b);
+  ctx.worker.block(ctx.conn, std::move(b));
 }
+
+}  // namespace
+
+bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
+                         std::string_view key, ReplyWriter& w) {
+  std::size_t count = 0, streams_arg = 0;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const bool more = i + 1 < argv.size();
+    if (iequals(argv[i], "count") && more) {
+      std::int64_t n = 0;
+      if (parse_i64(argv[i + 1], &n) && n > 0) count = static_cast<std::size_t>(n);
+      ++i;
+    } else if (iequals(argv[i], "block") && more) {
+      ++i;
+    } else if (iequals(argv[i], "streams") && more) {
+      streams_arg = i + 1;
+      break;
+    }
+  }
+  if (streams_arg == 0) return false;
+  const std::size_t n = (argv.size() - streams_arg) / 2;
+  StreamId gt;
+  bool found = false;
+  for (std::size_t k = 0; k < n && !found; ++k) {
+    // The first mention of the key names its ID, as Redis keeps one ID per blocked key.
+    if (argv[streams_arg + k] == key) found = parse_id(argv[streams_arg + n + k], &gt, 0, true);
+  }
+  if (!found) return false;
+  bool served = false;
+  read_container<StreamObject>(ctx, key, [&](const Stream& s) {
+    if (!(s.last_id() > gt)) return;
+    served = true;
+    if (w.resp3()) {
+      w.map(1);
+    } else {
+      w.array(1);
+      w.array(2);
+    }
+    w.bulk(key);
+    StreamId start = gt;
+    start.incr();
+    reply_range(w, s, start, StreamId::max(), count, false);
+  });
+  return served;
+}
+
+namespace {
 
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
 

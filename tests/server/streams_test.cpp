@@ -7,7 +7,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/server/harness.hpp"
@@ -63,6 +65,14 @@ std::string show(const Reply& r) {
 
 void flush() {
   client()("FLUSHALL");
+}
+
+// Sends a command without waiting for its reply (a client that will block).
+void send_only(Client& c, const std::vector<std::string>& args) {
+  c.append(args);
+  int done = 0;
+  while (done == 0)
+    if (redisBufferWrite(c.raw(), &done) != REDIS_OK) break;
 }
 
 // Adds n entries n0-1 .. (n0+n-1)-1 with one field each.
@@ -319,6 +329,31 @@ TEST_CASE("XREAD returns the entries after each ID, per stream") {
   c("SET str x");
   check_error(c("XREAD STREAMS str s x 0"), kWrongType);  // the type before the ID
   check_error(c("XREAD STREAMS s str x 0"), kInvalidId);
+}
+
+TEST_CASE("XREAD BLOCK waits for an XADD after its ID and answers with that stream") {
+  flush();
+  Client& c = client();
+  c("XADD s 1 f v");
+  Client a(server().port()), b(server().port());
+  send_only(a, {"XREAD", "COUNT", "5", "BLOCK", "5000", "STREAMS", "s", "t", "$", "$"});
+  send_only(b, {"XREAD", "BLOCK", "5000", "STREAMS", "s", "5"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c("XADD t 2 g w");  // serves a (any ID after 0-0), not b
+  CHECK(show(a.get_reply()) == "[[t [[2-0 [g w]]]]]");
+  c("XADD s 3 f v");  // 3-0 is not after b's 5-0
+  c("XADD s 6 f v");
+  CHECK(show(b.get_reply()) == "[[s [[6-0 [f v]]]]]");
+  // A timeout answers nil; inside MULTI nothing blocks.
+  CHECK(show(a("XREAD BLOCK 50 STREAMS s $")) == "nil");
+  CHECK(a("MULTI").is_status("OK"));
+  a("XREAD BLOCK 0 STREAMS s $");
+  CHECK(show(a("EXEC")) == "[nil]");
+  // An XADD that trims what it adds still serves (Redis compares with the last ID).
+  send_only(b, {"XREAD", "BLOCK", "5000", "STREAMS", "s", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c("XADD s MAXLEN 0 7 f v");
+  CHECK(show(b.get_reply()) == "[[s []]]");
 }
 
 TEST_CASE("Generic commands on streams: COPY clones, WRONGTYPE from other families") {
