@@ -92,6 +92,25 @@ struct StreamTrim {
   std::int64_t limit = 0;  // 0: unlimited
 };
 
+// A consumer group (Redis 7.0's streamCG): its last delivered ID, its logical read counter (-1:
+// unknown), the pending entries list (entry ID -> who has it, since when, how many deliveries),
+// and its consumers, each with its own view of the PEL. Maps are ordered like Redis's rax.
+struct StreamNack {
+  std::int64_t delivery_time = 0;
+  std::uint64_t delivery_count = 1;
+  std::string consumer;
+};
+struct StreamConsumer {
+  std::int64_t seen_time = 0;
+  std::set<StreamId> pel;
+};
+struct StreamGroup {
+  StreamId last_id;
+  std::int64_t entries_read = -1;
+  std::map<StreamId, StreamNack> pel;
+  std::map<std::string, StreamConsumer, std::less<>> consumers;
+};
+
 class Stream {
  public:
   // Redis 7.0's defaults (stream-node-max-entries, stream-node-max-bytes).
@@ -239,6 +258,46 @@ class Stream {
     return deleted;
   }
 
+  std::map<std::string, StreamGroup, std::less<>>& groups() { return groups_; }
+  const std::map<std::string, StreamGroup, std::less<>>& groups() const { return groups_; }
+
+  // streamRangeHasTombstones: whether a deleted entry may lie in [start, end].
+  bool range_has_tombstones(StreamId start, StreamId end = StreamId::max()) const {
+    if (entries_.empty() || max_deleted_ == StreamId{}) return false;
+    if (first_id_ > max_deleted_) return false;
+    return start <= max_deleted_ && max_deleted_ <= end;
+  }
+  // streamEstimateDistanceFromFirstEverEntry: the logical read counter of id, -1 when unknown.
+  std::int64_t estimate_distance(StreamId id) const {
+    if (entries_added_ == 0) return 0;
+    const auto added = static_cast<std::int64_t>(entries_added_);
+    const auto len = static_cast<std::int64_t>(entries_.size());
+    if (entries_.empty() && id <= last_id_) return added;
+    if (id == last_id_) return added;
+    if (id > last_id_) return -1;
+    if (max_deleted_ == StreamId{} || max_deleted_ < first_id_) {
+      if (id < first_id_) return added - len;
+      if (id == first_id_) return added - len + 1;
+    }
+    return -1;
+  }
+  // A group's lag (XINFO GROUPS); false when it cannot be known.
+  bool lag(const StreamGroup& g, std::int64_t* out) const {
+    const auto added = static_cast<std::int64_t>(entries_added_);
+    if (entries_added_ == 0) {
+      *out = 0;
+      return true;
+    }
+    if (g.entries_read != -1 && !range_has_tombstones(g.last_id)) {
+      *out = added - g.entries_read;
+      return true;
+    }
+    const std::int64_t read = estimate_distance(g.last_id);
+    if (read == -1) return false;
+    *out = added - read;
+    return true;
+  }
+
   // The number of radix-tree nodes Redis's rax would hold for the node keys (master IDs as 16
   // big-endian bytes), counted for a fully compressed tree: the root, every branching prefix,
   // every child of a branching prefix, and every key.
@@ -323,6 +382,7 @@ class Stream {
   StreamId first_id_;
   StreamId max_deleted_;
   std::uint64_t entries_added_ = 0;
+  std::map<std::string, StreamGroup, std::less<>> groups_;
   bool created_ = false;
 };
 

@@ -512,7 +512,7 @@ void xinfo_stream_cmd(CommandContext& ctx) {
   reply_id(r, s.first_id());
   if (!full) {
     r.bulk("groups");
-    r.integer(0);
+    r.integer(static_cast<std::int64_t>(s.groups().size()));
     const auto& e = s.entries();
     r.bulk("first-entry");
     if (e.empty()) {
@@ -531,7 +531,408 @@ void xinfo_stream_cmd(CommandContext& ctx) {
   r.bulk("entries");
   reply_range(r, s, StreamId{}, StreamId::max(), static_cast<std::size_t>(count), false);
   r.bulk("groups");
-  r.array(0);
+  r.array(s.groups().size());
+  const std::size_t limit = static_cast<std::size_t>(count);
+  for (const auto& [name, g] : s.groups()) {
+    r.map(7);
+    r.bulk("name");
+    r.bulk(name);
+    r.bulk("last-delivered-id");
+    reply_id(r, g.last_id);
+    r.bulk("entries-read");
+    if (g.entries_read == -1) {
+      r.null();
+    } else {
+      r.integer(g.entries_read);
+    }
+    r.bulk("lag");
+    std::int64_t lag = 0;
+    if (s.lag(g, &lag)) {
+      r.integer(lag);
+    } else {
+      r.null();
+    }
+    r.bulk("pel-count");
+    r.integer(static_cast<std::int64_t>(g.pel.size()));
+    r.bulk("pending");
+    const std::size_t np = limit == 0 ? g.pel.size() : std::min(limit, g.pel.size());
+    r.array(np);
+    std::size_t k = 0;
+    for (auto it = g.pel.begin(); k < np; ++it, ++k) {
+      r.array(4);
+      reply_id(r, it->first);
+      r.bulk(it->second.consumer);
+      r.integer(it->second.delivery_time);
+      r.integer(static_cast<std::int64_t>(it->second.delivery_count));
+    }
+    r.bulk("consumers");
+    r.array(g.consumers.size());
+    for (const auto& [cname, cons] : g.consumers) {
+      r.map(4);
+      r.bulk("name");
+      r.bulk(cname);
+      r.bulk("seen-time");
+      r.integer(cons.seen_time);
+      r.bulk("pel-count");
+      r.integer(static_cast<std::int64_t>(cons.pel.size()));
+      r.bulk("pending");
+      const std::size_t nc = limit == 0 ? cons.pel.size() : std::min(limit, cons.pel.size());
+      r.array(nc);
+      std::size_t j = 0;
+      for (auto it = cons.pel.begin(); j < nc; ++it, ++j) {
+        const StreamNack& nack = g.pel.at(*it);
+        r.array(3);
+        reply_id(r, *it);
+        r.integer(nack.delivery_time);
+        r.integer(static_cast<std::int64_t>(nack.delivery_count));
+      }
+    }
+  }
+}
+
+// An argument as Redis's "%s" prints it: up to its first NUL.
+std::string cstr(std::string_view s) {
+  return std::string(s.substr(0, s.find('\0')));
+}
+
+std::string no_group(std::string_view key, std::string_view group) {
+  return "NOGROUP No such consumer group '" + cstr(group) + "' for key name '" + cstr(key) + "'";
+}
+
+// XINFO GROUPS key
+void xinfo_groups_cmd(CommandContext& ctx) {
+  const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
+    ReplyWriter& r = ctx.reply;
+    r.array(s.groups().size());
+    for (const auto& [name, g] : s.groups()) {
+      r.map(6);
+      r.bulk("name");
+      r.bulk(name);
+      r.bulk("consumers");
+      r.integer(static_cast<std::int64_t>(g.consumers.size()));
+      r.bulk("pending");
+      r.integer(static_cast<std::int64_t>(g.pel.size()));
+      r.bulk("last-delivered-id");
+      reply_id(r, g.last_id);
+      r.bulk("entries-read");
+      if (g.entries_read == -1) {
+        r.null();
+      } else {
+        r.integer(g.entries_read);
+      }
+      r.bulk("lag");
+      std::int64_t lag = 0;
+      if (s.lag(g, &lag)) {
+        r.integer(lag);
+      } else {
+        r.null();
+      }
+    }
+  });
+  if (a == Access::kMissing) ctx.reply.error(err::kNoSuchKey);
+}
+
+// XINFO CONSUMERS key group
+void xinfo_consumers_cmd(CommandContext& ctx) {
+  const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
+    auto g = s.groups().find(ctx.arg(3));
+    if (g == s.groups().end()) {
+      ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
+      return;
+    }
+    ReplyWriter& r = ctx.reply;
+    r.array(g->second.consumers.size());
+    for (const auto& [name, c] : g->second.consumers) {
+      r.map(3);
+      r.bulk("name");
+      r.bulk(name);
+      r.bulk("pending");
+      r.integer(static_cast<std::int64_t>(c.pel.size()));
+      r.bulk("idle");
+      r.integer(std::max<std::int64_t>(0, ctx.now_ms - c.seen_time));
+    }
+  });
+  if (a == Access::kMissing) ctx.reply.error(err::kNoSuchKey);
+}
+
+constexpr std::string_view kXgroupNeedsKey =
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use "
+    "the MKSTREAM option to create an empty stream automatically.";
+
+// XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]
+void xgroup_create_cmd(CommandContext& ctx) {
+  bool mkstream = false;
+  std::int64_t entries_read = -1;
+  for (std::size_t i = 5; i < ctx.argc();) {
+    if (iequals(ctx.arg(i), "mkstream")) {
+      mkstream = true;
+      ++i;
+    } else if (iequals(ctx.arg(i), "entriesread") && i + 1 < ctx.argc()) {
+      if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
+      if (entries_read < 0 && entries_read != -1)
+        return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
+      i += 2;
+    } else {
+      return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
+    }
+  }
+  if (ctx.argc() > 8) {  // the options were fine, the key is checked, then the count fails
+    ObjectRef ref;
+    const Access a = lookup_container<StreamObject>(ctx, ctx.arg(2), &ref);
+    if (a == Access::kWrongType) return;
+    if (a == Access::kMissing && !mkstream) return ctx.reply.error(kXgroupNeedsKey);
+    return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
+  }
+  std::string_view error;
+  bool busy = false;
+  const Access a = write_container<StreamObject>(ctx, ctx.arg(2), mkstream, [&](Stream& s) -> bool {
+    StreamId id;
+    if (ctx.arg(4) == "$") {
+      id = s.last_id();
+    } else if (!parse_id(ctx.arg(4), &id, 0, true)) {
+      error = kInvalidId;
+      return false;
+    }
+    s.mark_created();
+    auto [it, added] = s.groups().try_emplace(std::string(ctx.arg(3)));
+    if (!added) {
+      busy = true;
+      return false;
+    }
+    it->second.last_id = id;
+    it->second.entries_read = entries_read;
+    return true;
+  });
+  if (a == Access::kWrongType) return;
+  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
+  if (!error.empty()) return ctx.reply.error(error);
+  if (busy) return ctx.reply.error("BUSYGROUP Consumer Group name already exists");
+  ctx.reply.ok();
+}
+
+// The common prelude of XGROUP SETID/DESTROY/CREATECONSUMER/DELCONSUMER: fn(Stream&, group or
+// nullptr) under the stream's lock; replies the key and group errors itself.
+template <class F>
+void with_group(CommandContext& ctx, bool need_group, F&& fn) {
+  bool nogroup = false;
+  const Access a = write_container<StreamObject>(ctx, ctx.arg(2), false, [&](Stream& s) -> bool {
+    auto g = s.groups().find(ctx.arg(3));
+    if (g == s.groups().end() && need_group) {
+      nogroup = true;
+      return false;
+    }
+    return fn(s, g == s.groups().end() ? nullptr : &g->second);
+  });
+  if (a == Access::kWrongType) return;
+  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
+  if (nogroup) ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
+}
+
+// XGROUP SETID key group id|$ [ENTRIESREAD n]
+void xgroup_setid_cmd(CommandContext& ctx) {
+  std::int64_t entries_read = -1;
+  for (std::size_t i = 5; i < ctx.argc(); i += 2) {
+    if (!iequals(ctx.arg(i), "entriesread") || i + 1 >= ctx.argc())
+      return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
+    if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
+    if (entries_read < 0 && entries_read != -1)
+      return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
+  }
+  with_group(ctx, true, [&](Stream& s, StreamGroup* g) {
+    if (ctx.argc() != 5 && ctx.argc() != 7) {  // checked after the key and the group, as Redis
+      ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
+      return false;
+    }
+    StreamId id;
+    if (ctx.arg(4) == "$") {
+      id = s.last_id();
+    } else if (!parse_id(ctx.arg(4), &id, 0, true)) {
+      ctx.reply.error(kInvalidId);
+      return false;
+    }
+    g->last_id = id;
+    g->entries_read = entries_read;
+    ctx.reply.ok();
+    return true;
+  });
+}
+
+void xgroup_destroy_cmd(CommandContext& ctx) {
+  with_group(ctx, false, [&](Stream& s, StreamGroup* g) {
+    if (g != nullptr) s.groups().erase(std::string(ctx.arg(3)));
+    ctx.reply.integer(g != nullptr ? 1 : 0);
+    return g != nullptr;
+  });
+}
+
+void xgroup_createconsumer_cmd(CommandContext& ctx) {
+  with_group(ctx, true, [&](Stream&, StreamGroup* g) {
+    auto [it, added] = g->consumers.try_emplace(std::string(ctx.arg(4)));
+    if (added) it->second.seen_time = ctx.now_ms;
+    ctx.reply.integer(added ? 1 : 0);
+    return added;
+  });
+}
+
+void xgroup_delconsumer_cmd(CommandContext& ctx) {
+  with_group(ctx, true, [&](Stream&, StreamGroup* g) {
+    auto it = g->consumers.find(ctx.arg(4));
+    if (it == g->consumers.end()) {
+      ctx.reply.integer(0);
+      return false;
+    }
+    const auto pending = static_cast<std::int64_t>(it->second.pel.size());
+    for (const StreamId& id : it->second.pel) g->pel.erase(id);
+    g->consumers.erase(it);
+    ctx.reply.integer(pending);
+    return true;
+  });
+}
+
+void xgroup_help_cmd(CommandContext& ctx) {
+  static constexpr std::string_view kLines[] = {
+      "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CREATE <key> <groupname> <id|$> [option]",
+      "    Create a new consumer group. Options are:",
+      "    * MKSTREAM",
+      "      Create the empty stream if it does not exist.",
+      "    * ENTRIESREAD entries_read",
+      "      Set the group's entries_read counter (internal use).",
+      "CREATECONSUMER <key> <groupname> <consumer>",
+      "    Create a new consumer in the specified group.",
+      "DELCONSUMER <key> <groupname> <consumer>",
+      "    Remove the specified consumer.",
+      "DESTROY <key> <groupname>",
+      "    Remove the specified group.",
+      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+      "    Set the current group ID and entries_read counter.",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.array(std::size(kLines));
+  for (auto l : kLines) ctx.reply.simple(l);
+}
+
+void xgroup_without_sub(CommandContext& ctx) {
+  ctx.reply.error(err::wrong_arity("xgroup"));
+}
+
+// XACK key group id [id ...]
+void xack_cmd(CommandContext& ctx) {
+  std::int64_t acked = 0;
+  bool bad_id = false;
+  const Access a = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
+    auto g = s.groups().find(ctx.arg(2));
+    if (g == s.groups().end()) return false;
+    std::vector<StreamId> ids(ctx.argc() - 3);
+    for (std::size_t j = 3; j < ctx.argc(); ++j) {
+      if (!parse_id(ctx.arg(j), &ids[j - 3], 0, true)) {
+        bad_id = true;
+        return false;
+      }
+    }
+    for (const StreamId& id : ids) {
+      auto n = g->second.pel.find(id);
+      if (n == g->second.pel.end()) continue;
+      auto c = g->second.consumers.find(n->second.consumer);
+      if (c != g->second.consumers.end()) c->second.pel.erase(id);
+      g->second.pel.erase(n);
+      ++acked;
+    }
+    return acked > 0;
+  });
+  if (a == Access::kWrongType) return;
+  if (bad_id) return ctx.reply.error(kInvalidId);
+  ctx.reply.integer(acked);
+}
+
+// XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
+void xpending_cmd(CommandContext& ctx) {
+  const std::size_t argc = ctx.argc();
+  if (argc != 3 && (argc < 6 || argc > 9)) return ctx.reply.error(err::kSyntax);
+  std::int64_t minidle = 0, count = 0;
+  StreamId start, end;
+  std::string_view consumer;
+  bool has_consumer = false;
+  if (argc >= 6) {
+    std::size_t at = 3;
+    if (iequals(ctx.arg(3), "idle")) {
+      if (!arg_i64(ctx, ctx.arg(4), &minidle)) return;
+      if (argc < 8) return ctx.reply.error(err::kSyntax);
+      at += 2;
+    }
+    if (!arg_i64(ctx, ctx.arg(at + 2), &count)) return;
+    if (count < 0) count = 0;
+    bool sx = false, ex = false;
+    if (!arg_interval_id(ctx, ctx.arg(at), &start, &sx, 0)) return;
+    if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
+    if (!arg_interval_id(ctx, ctx.arg(at + 1), &end, &ex,
+                         std::numeric_limits<std::uint64_t>::max()))
+      return;
+    if (ex && !end.decr()) return ctx.reply.error("ERR invalid end ID for the interval");
+    if (at + 3 < argc) {
+      consumer = ctx.arg(at + 3);
+      has_consumer = true;
+    }
+  }
+  const std::string nogroup =
+      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  const Access a = read_container<StreamObject>(ctx, ctx.arg(1), [&](const Stream& s) {
+    auto gi = s.groups().find(ctx.arg(2));
+    if (gi == s.groups().end()) return ctx.reply.error(nogroup);
+    const StreamGroup& g = gi->second;
+    ReplyWriter& r = ctx.reply;
+    if (argc == 3) {
+      r.array(4);
+      r.integer(static_cast<std::int64_t>(g.pel.size()));
+      if (g.pel.empty()) {
+        r.null();
+        r.null();
+        r.null_array();
+        return;
+      }
+      reply_id(r, g.pel.begin()->first);
+      reply_id(r, g.pel.rbegin()->first);
+      std::size_t n = 0;
+      for (const auto& [name, c] : g.consumers) n += c.pel.empty() ? 0 : 1;
+      r.array(n);
+      for (const auto& [name, c] : g.consumers) {
+        if (c.pel.empty()) continue;
+        r.array(2);
+        r.bulk(name);
+        r.bulk_i64(static_cast<std::int64_t>(c.pel.size()));
+      }
+      return;
+    }
+    std::vector<std::pair<StreamId, const StreamNack*>> out;
+    auto take = [&](StreamId id) {
+      const StreamNack& nack = g.pel.at(id);
+      if (minidle != 0 && ctx.now_ms - nack.delivery_time < minidle) return;
+      out.emplace_back(id, &nack);
+    };
+    if (has_consumer) {
+      auto c = g.consumers.find(consumer);
+      if (c == g.consumers.end()) return r.array(0);
+      for (auto it = c->second.pel.lower_bound(start);
+           it != c->second.pel.end() && *it <= end && static_cast<std::int64_t>(out.size()) < count;
+           ++it)
+        take(*it);
+    } else {
+      for (auto it = g.pel.lower_bound(start);
+           it != g.pel.end() && it->first <= end && static_cast<std::int64_t>(out.size()) < count;
+           ++it)
+        take(it->first);
+    }
+    r.array(out.size());
+    for (const auto& [id, nack] : out) {
+      r.array(4);
+      reply_id(r, id);
+      r.bulk(nack->consumer);
+      r.integer(std::max<std::int64_t>(0, ctx.now_ms - nack->delivery_time));
+      r.integer(static_cast<std::int64_t>(nack->delivery_count));
+    }
+  });
+  if (a == Access::kMissing) ctx.reply.error(nogroup);
 }
 
 void xinfo_help_cmd(CommandContext& ctx) {
@@ -560,6 +961,10 @@ struct ReadArgs {
   std::int64_t timeout_ms = -1;  // -1: no BLOCK
   std::size_t streams_arg = 0;
   std::size_t streams_count = 0;
+  bool xreadgroup = false;
+  bool noack = false;
+  std::string_view group, consumer;  // empty group: none given
+  bool has_group = false;
 };
 
 // Parses XREAD's options; replies and returns false on an error.
@@ -591,6 +996,7 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
       a->streams_arg = i + 1;
       a->streams_count = ctx.argc() - a->streams_arg;
       if (a->streams_count % 2 != 0) {
+        // Redis 7.0 words it so for XREADGROUP too.
         ctx.reply.error(
             "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
             "specified.");
@@ -598,6 +1004,23 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
       }
       a->streams_count /= 2;
       break;
+    } else if (iequals(o, "group") && more >= 2) {
+      if (!a->xreadgroup) {
+        ctx.reply.error(
+            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+        return false;
+      }
+      a->group = ctx.arg(i + 1);
+      a->consumer = ctx.arg(i + 2);
+      a->has_group = true;
+      i += 2;
+    } else if (iequals(o, "noack")) {
+      if (!a->xreadgroup) {
+        ctx.reply.error(
+            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+        return false;
+      }
+      a->noack = true;
     } else {
       ctx.reply.error(err::kSyntax);
       return false;
@@ -605,6 +1028,10 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
   }
   if (a->streams_arg == 0) {
     ctx.reply.error(err::kSyntax);
+    return false;
+  }
+  if (a->xreadgroup && !a->has_group) {
+    ctx.reply.error("ERR Missing GROUP option for XREADGROUP");
     return false;
   }
   return true;
@@ -616,6 +1043,9 @@ bool xread_keys(std::span<const std::string_view> argv, std::vector<std::size_t>
     const bool more = i + 1 < argv.size();
     if ((iequals(argv[i], "block") || iequals(argv[i], "count")) && more) {
       ++i;
+    } else if (iequals(argv[i], "group") && i + 2 < argv.size()) {
+      i += 2;
+    } else if (iequals(argv[i], "noack")) {
     } else if (iequals(argv[i], "streams") && more) {
       const std::size_t first = i + 1;
       const std::size_t n = (argv.size() - first) / 2;
@@ -703,6 +1133,138 @@ void xread_cmd(CommandContext& ctx) {
   ctx.worker.block(ctx.conn, std::move(b));
 }
 
+// XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...]
+// id|> [id|> ...]. ">" reads new entries (and adds them to the PEL unless NOACK); an ID reads the
+// consumer's own pending history after it.
+void xreadgroup_cmd(CommandContext& ctx) {
+  ReadArgs a;
+  a.xreadgroup = true;
+  if (!parse_read_args(ctx, &a)) return;
+  const std::size_t n = a.streams_count;
+  std::vector<StreamId> ids(n);
+  std::vector<bool> fresh(n, false);  // ">"
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string_view key = ctx.arg(a.streams_arg + k);
+    const std::string_view id_arg = ctx.arg(a.streams_arg + n + k);
+    bool has_group = false;
+    const Access acc = read_container<StreamObject>(ctx, key, [&](const Stream& s) {
+      has_group = s.groups().find(a.group) != s.groups().end();
+    });
+    if (acc == Access::kWrongType) return;
+    if (!has_group) {
+      ctx.reply.error("NOGROUP No such key '" + cstr(key) + "' or consumer group '" +
+                      cstr(a.group) + "' in XREADGROUP with GROUP option");
+      return;
+    }
+    if (id_arg == "$") {
+      ctx.reply.error(
+          "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+          "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
+          "ID would just return an empty result set.");
+      return;
+    }
+    if (id_arg == ">") {
+      fresh[k] = true;
+      continue;
+    }
+    if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
+  }
+  // Serve: history always; new entries when the stream has some after the group's last ID.
+  std::vector<std::size_t> served;
+  std::vector<std::string> bodies;
+  for (std::size_t k = 0; k < n; ++k) {
+    Buffer body;
+    ReplyWriter w(body, ctx.reply.proto());
+    bool serve = false;
+    write_container<StreamObject>(ctx, ctx.arg(a.streams_arg + k), false, [&](Stream& s) -> bool {
+      StreamGroup& g = s.groups().find(a.group)->second;
+      if (!fresh[k]) {
+        serve = true;
+      } else if (s.length() > 0 && s.last_valid_id() > g.last_id) {
+        serve = true;
+      }
+      if (!serve) return false;
+      auto [ci, created] = g.consumers.try_emplace(std::string(a.consumer));
+      StreamConsumer& cons = ci->second;
+      cons.seen_time = ctx.now_ms;
+      const auto limit = static_cast<std::size_t>(a.count);
+      if (!fresh[k]) {
+        StreamId start = ids[k];
+        start.incr();
+        std::vector<StreamId> pend;
+        for (auto it = cons.pel.lower_bound(start);
+             it != cons.pel.end() && (limit == 0 || pend.size() < limit); ++it)
+          pend.push_back(*it);
+        w.array(pend.size());
+        for (const StreamId& id : pend) {
+          auto e = s.entries().find(id);
+          if (e == s.entries().end()) {
+            w.array(2);
+            reply_id(w, id);
+            w.null_array();
+          } else {
+            reply_entry(w, e->first, e->second);
+            StreamNack& nack = g.pel.at(id);
+            nack.delivery_time = ctx.now_ms;
+            ++nack.delivery_count;
+          }
+        }
+        return true;
+      }
+      StreamId start = g.last_id;
+      start.incr();
+      std::vector<StreamId> got;
+      for (auto it = s.entries().lower_bound(start);
+           it != s.entries().end() && (limit == 0 || got.size() < limit); ++it)
+        got.push_back(it->first);
+      w.array(got.size());
+      for (const StreamId& id : got) {
+        if (id > g.last_id) {
+          if (g.entries_read != -1 && !s.range_has_tombstones(id)) {
+            ++g.entries_read;
+          } else if (s.entries_added() != 0) {
+            g.entries_read = s.estimate_distance(id);
+          }
+          g.last_id = id;
+        }
+        reply_entry(w, id, s.entries().at(id));
+        if (a.noack) continue;
+        auto [pi, added] = g.pel.try_emplace(id);
+        StreamNack& nack = pi->second;
+        if (!added) {
+          auto old = g.consumers.find(nack.consumer);
+          if (old != g.consumers.end()) old->second.pel.erase(id);
+        }
+        nack.consumer = std::string(a.consumer);
+        nack.delivery_time = ctx.now_ms;
+        nack.delivery_count = 1;
+        cons.pel.insert(id);
+      }
+      return true;
+    });
+    if (serve) {
+      served.push_back(k);
+      bodies.emplace_back(body.data(), body.size());
+    }
+  }
+  if (!served.empty()) {
+    ReplyWriter& r = ctx.reply;
+    if (r.resp3()) {
+      r.map(served.size());
+    } else {
+      r.array(served.size());
+    }
+    for (std::size_t j = 0; j < served.size(); ++j) {
+      if (!r.resp3()) r.array(2);
+      r.bulk(ctx.arg(a.streams_arg + served[j]));
+      r.raw(bodies[j]);
+    }
+    return;
+  }
+  // kvlab does not block XREADGROUP yet: with BLOCK it answers as a timeout at once.
+  ctx.reply.null_array();
+}
+
 }  // namespace
 
 bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
@@ -755,7 +1317,29 @@ constexpr std::uint32_t kRW = kWrite | kDenyOom;
 const CommandSpec kXinfoSubcommands[] = {
     {"stream", -3, kReadOnly, xinfo_stream_cmd, 2, 2, 1, "stream", "Get information about a stream",
      "key [FULL [COUNT count]]", "5.0.0", "O(1) (FULL: O(N) in the number of entries returned)"},
+    {"groups", 3, kReadOnly, xinfo_groups_cmd, 2, 2, 1, "stream",
+     "List the consumer groups of a stream", "key", "5.0.0"},
+    {"consumers", 4, kReadOnly, xinfo_consumers_cmd, 2, 2, 1, "stream",
+     "List the consumers in a consumer group", "key group", "5.0.0"},
     {"help", 2, kLoading | kStale, xinfo_help_cmd, 0, 0, 0, "stream",
+     "Show helpful text about the different subcommands", "", "5.0.0"},
+};
+
+const CommandSpec kXgroupSubcommands[] = {
+    {"create", -5, kRW, xgroup_create_cmd, 2, 2, 1, "stream", "Create a consumer group.",
+     "key group id|$ [MKSTREAM] [ENTRIESREAD entries-read]", "5.0.0"},
+    {"setid", -5, kWrite, xgroup_setid_cmd, 2, 2, 1, "stream",
+     "Set a consumer group to an arbitrary last delivered ID value.",
+     "key group id|$ [ENTRIESREAD entries-read]", "5.0.0"},
+    {"destroy", 4, kWrite, xgroup_destroy_cmd, 2, 2, 1, "stream", "Destroy a consumer group.",
+     "key group", "5.0.0",
+     "O(N) where N is the number of entries in the group's pending entries "
+     "list (PEL)."},
+    {"createconsumer", 5, kRW, xgroup_createconsumer_cmd, 2, 2, 1, "stream",
+     "Create a consumer in a consumer group.", "key group consumer", "6.2.0"},
+    {"delconsumer", 5, kWrite, xgroup_delconsumer_cmd, 2, 2, 1, "stream",
+     "Delete a consumer from a consumer group.", "key group consumer", "5.0.0"},
+    {"help", 2, kLoading | kStale, xgroup_help_cmd, 0, 0, 0, "stream",
      "Show helpful text about the different subcommands", "", "5.0.0"},
 };
 
@@ -804,6 +1388,34 @@ const CommandSpec kStreamCommands[] = {
      "For each stream mentioned: O(N) with N being the number of elements being returned",
      {},
      xread_keys},
+    {"xreadgroup",
+     -7,
+     kWrite,
+     xreadgroup_cmd,
+     0,
+     0,
+     0,
+     "stream",
+     "Return new entries from a stream using a consumer group, or access the history of the "
+     "pending entries for a given consumer",
+     "GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...] id "
+     "[id ...]",
+     "5.0.0",
+     "For each stream mentioned: O(M) with M the number of elements returned.",
+     {},
+     xread_keys},
+    {"xack", -4, kWrite | kFast, xack_cmd, 1, 1, 1, "stream",
+     "Marks a pending message as correctly processed, effectively removing it from the pending "
+     "entries list of the consumer group",
+     "key group id [id ...]", "5.0.0", "O(1) for each message ID processed."},
+    {"xpending", -3, kReadOnly, xpending_cmd, 1, 1, 1, "stream",
+     "Return information and entries from a stream consumer group pending entries list, that are "
+     "messages fetched but never acknowledged.",
+     "key group [[IDLE min-idle-time] start end count [consumer]]", "5.0.0",
+     "O(N) with N the number of elements returned"},
+    {"xgroup", -2, 0, xgroup_without_sub, 0, 0, 0, "stream",
+     "A container for consumer groups commands", "", "5.0.0", "Depends on subcommand.",
+     kXgroupSubcommands},
     {"xinfo", -2, 0, xinfo_without_sub, 0, 0, 0, "stream",
      "A container for stream introspection commands", "", "5.0.0", "Depends on subcommand.",
      kXinfoSubcommands},
