@@ -434,3 +434,124 @@ TEST_CASE("Stream scripts answer as redis-server 7.0 does") {
     CHECK(show(got) == show(want));
   }
 }
+
+TEST_CASE("Consumer groups: XREADGROUP delivers, the PEL tracks, XACK acknowledges") {
+  flush();
+  Client& c = client();
+  check_error(c("XGROUP CREATE s g $"),
+              "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may "
+              "want to use the MKSTREAM option to create an empty stream automatically.");
+  CHECK(c("XGROUP CREATE s g $ MKSTREAM").is_status("OK"));
+  check_error(c("XGROUP CREATE s g $"), "BUSYGROUP Consumer Group name already exists");
+  for (const char* id : {"1", "2", "3"}) c.cmd({"XADD", "s", id, "f", id});
+  CHECK(show(c("XREADGROUP GROUP g alice COUNT 2 STREAMS s >")) ==
+        "[[s [[1-0 [f 1]] [2-0 [f 2]]]]]");
+  CHECK(show(c("XREADGROUP GROUP g bob STREAMS s >")) == "[[s [[3-0 [f 3]]]]]");
+  CHECK(show(c("XREADGROUP GROUP g bob STREAMS s >")) == "nil");
+  CHECK(show(c("XPENDING s g")) == "[:3 1-0 3-0 [[alice 2] [bob 1]]]");
+  CHECK(c("XACK s g 1 9").integer == 1);
+  c("XDEL s 2");
+  // History: the consumer's own pending entries, a deleted one with a nil body.
+  CHECK(show(c("XREADGROUP GROUP g alice STREAMS s 0")) == "[[s [[2-0 nil]]]]");
+  const Reply p = c("XPENDING s g - + 10 alice");
+  REQUIRE(p.elements.size() == 1);
+  CHECK(p.elements[0].elements[0].str == "2-0");
+  CHECK(p.elements[0].elements[3].integer == 1);  // a deleted entry is not redelivered
+  CHECK(c("XGROUP DELCONSUMER s g alice").integer == 1);
+  CHECK(show(c("XPENDING s g")) == "[:1 3-0 3-0 [[bob 1]]]");
+  check_error(c("XREADGROUP GROUP nog a STREAMS s >"),
+              "NOGROUP No such key 's' or consumer group 'nog' in XREADGROUP with GROUP option");
+  check_error(c("XGROUP SETID s nog 0"), "NOGROUP No such consumer group 'nog' for key name 's'");
+  check_error(c("XPENDING s nog"), "NOGROUP No such key 's' or consumer group 'nog'");
+  check_error(c("XREAD GROUP g a STREAMS s 0"),
+              "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+  CHECK(c("XGROUP DESTROY s g").integer == 1);
+  CHECK(c("XINFO STREAM s").elements[15].integer == 0);  // groups
+}
+
+// A group script replayed on redis-server 7.0 and on kvlab (replies without idle times).
+TEST_CASE("Consumer group scripts answer as redis-server 7.0 does") {
+  kvtest::RedisProcess redis;
+  if (!redis.running()) {
+    MESSAGE("redis-server not installed: comparison skipped");
+    return;
+  }
+  Client r(redis.port());
+  Client& k = client();
+  flush();
+  r("FLUSHALL");
+  static const char* const kScript[] = {
+      "XGROUP CREATE s g $",
+      "XGROUP CREATE s g $ MKSTREAM",
+      "XGROUP CREATE s g $ MKSTREAM",
+      "XADD s 1 f v",
+      "XADD s 2 f w",
+      "XADD s 3 f x",
+      "XGROUP CREATE s g2 0",
+      "XGROUP CREATE s g3 $",
+      "XGROUP CREATE s g4 0 ENTRIESREAD -2",
+      "XGROUP CREATE s g4 0 FOO",
+      "XGROUP CREATE s g4 abc",
+      "XINFO GROUPS s",
+      "XREADGROUP GROUP g2 alice COUNT 1 STREAMS s >",
+      "XINFO GROUPS s",
+      "XREADGROUP GROUP g2 bob STREAMS s >",
+      "XREADGROUP GROUP g2 bob STREAMS s >",
+      "XREADGROUP GROUP g2 alice STREAMS s 0",
+      "XPENDING s g2",
+      "XPENDING s g2 - + 10 nobody",
+      "XPENDING s g2 - + x",
+      "XPENDING s g2 IDLE 5 - +",
+      "XPENDING s nog",
+      "XPENDING nokey g",
+      "XACK s g2 1 x",
+      "XACK s g2 1 9",
+      "XACK s nog x",
+      "XPENDING s g2",
+      "XDEL s 2",
+      "XREADGROUP GROUP g2 bob STREAMS s 0",
+      "XINFO GROUPS s",
+      "XGROUP CREATECONSUMER s nog x",
+      "XGROUP CREATECONSUMER s g carol",
+      "XGROUP CREATECONSUMER s g carol",
+      "XGROUP DELCONSUMER s g2 bob",
+      "XGROUP DELCONSUMER s g2 bob",
+      "XPENDING s g2",
+      "XGROUP DESTROY s g3",
+      "XGROUP DESTROY s g3",
+      "XGROUP SETID s g 0 ENTRIESREAD 5",
+      "XGROUP SETID s g 0 ENTRIESREAD 5 x",
+      "XGROUP SETID s nog 0",
+      "XINFO GROUPS s",
+      "XGROUP FOO",
+      "XGROUP CREATE nokey g 0",
+      "XGROUP DESTROY nokey g",
+      "XREADGROUP GROUP nog a STREAMS s >",
+      "XREADGROUP GROUP g a STREAMS s $",
+      "XREADGROUP GROUP g a STREAMS s > 1",
+      "XREAD GROUP g a STREAMS s 0",
+      "XREAD NOACK STREAMS s 0",
+      "XREADGROUP COUNT 1 STREAMS s >",
+      "XADD s 4 f y",
+      "XREADGROUP GROUP g c3 NOACK STREAMS s >",
+      "XINFO GROUPS s",
+      "XPENDING s g",
+      "XREADGROUP GROUP g c3 STREAMS s >",
+      "XGROUP SETID s g $",
+      "XINFO GROUPS s",
+      "XADD s 5 f z",
+      "XINFO GROUPS s",
+      "XINFO STREAM s",
+      "XTRIM s MAXLEN 1",
+      "XINFO GROUPS s",
+      "SET str x",
+      "XGROUP CREATE str g 0",
+      "XINFO GROUPS str",
+      "XINFO GROUPS nokey",
+      "XINFO CONSUMERS s nog",
+  };
+  for (const char* line : kScript) {
+    INFO(line);
+    CHECK(show(k(line)) == show(r(line)));
+  }
+}
