@@ -401,7 +401,7 @@ void serve_blocked(CommandContext& ctx) {
       std::string error;
       Buffer out;
       ReplyWriter w(out);
-      if (iequals(argv[0], "xread")) {
+      if (iequals(argv[0], "xread") || iequals(argv[0], "xreadgroup")) {
         // XREAD consumes nothing: every waiter whose ID the key has passed is served.
         if (!serve_blocked_xread(ctx, argv, key, w)) {
           b->state.store(BlockedClient::kWaiting, std::memory_order_release);

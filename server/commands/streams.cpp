@@ -1133,6 +1133,43 @@ void xread_cmd(CommandContext& ctx) {
   ctx.worker.block(ctx.conn, std::move(b));
 }
 
+// Delivers to consumer `cons` (named `name`) of group g the entries after the group's last ID
+// (at most limit; 0: all), writing the entries array to w: the group's last ID and read counter
+// advance, and unless noack each entry enters the PEL (taken from another consumer if it was
+// there), as Redis's streamReplyWithRange does with a group.
+void deliver_new(Stream& s, StreamGroup& g, StreamConsumer& cons, std::string_view name,
+                 std::size_t limit, bool noack, std::int64_t now_ms, ReplyWriter& w) {
+  StreamId start = g.last_id;
+  start.incr();
+  std::vector<StreamId> got;
+  for (auto it = s.entries().lower_bound(start);
+       it != s.entries().end() && (limit == 0 || got.size() < limit); ++it)
+    got.push_back(it->first);
+  w.array(got.size());
+  for (const StreamId& id : got) {
+    if (id > g.last_id) {
+      if (g.entries_read != -1 && !s.range_has_tombstones(id)) {
+        ++g.entries_read;
+      } else if (s.entries_added() != 0) {
+        g.entries_read = s.estimate_distance(id);
+      }
+      g.last_id = id;
+    }
+    reply_entry(w, id, s.entries().at(id));
+    if (noack) continue;
+    auto [pi, added] = g.pel.try_emplace(id);
+    StreamNack& nack = pi->second;
+    if (!added) {
+      auto old = g.consumers.find(nack.consumer);
+      if (old != g.consumers.end()) old->second.pel.erase(id);
+    }
+    nack.consumer = std::string(name);
+    nack.delivery_time = now_ms;
+    nack.delivery_count = 1;
+    cons.pel.insert(id);
+  }
+}
+
 // XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...]
 // id|> [id|> ...]. ">" reads new entries (and adds them to the PEL unless NOACK); an ID reads the
 // consumer's own pending history after it.
@@ -1211,35 +1248,7 @@ void xreadgroup_cmd(CommandContext& ctx) {
         }
         return true;
       }
-      StreamId start = g.last_id;
-      start.incr();
-      std::vector<StreamId> got;
-      for (auto it = s.entries().lower_bound(start);
-           it != s.entries().end() && (limit == 0 || got.size() < limit); ++it)
-        got.push_back(it->first);
-      w.array(got.size());
-      for (const StreamId& id : got) {
-        if (id > g.last_id) {
-          if (g.entries_read != -1 && !s.range_has_tombstones(id)) {
-            ++g.entries_read;
-          } else if (s.entries_added() != 0) {
-            g.entries_read = s.estimate_distance(id);
-          }
-          g.last_id = id;
-        }
-        reply_entry(w, id, s.entries().at(id));
-        if (a.noack) continue;
-        auto [pi, added] = g.pel.try_emplace(id);
-        StreamNack& nack = pi->second;
-        if (!added) {
-          auto old = g.consumers.find(nack.consumer);
-          if (old != g.consumers.end()) old->second.pel.erase(id);
-        }
-        nack.consumer = std::string(a.consumer);
-        nack.delivery_time = ctx.now_ms;
-        nack.delivery_count = 1;
-        cons.pel.insert(id);
-      }
+      deliver_new(s, g, cons, a.consumer, limit, a.noack, ctx.now_ms, w);
       return true;
     });
     if (serve) {
@@ -1261,8 +1270,24 @@ void xreadgroup_cmd(CommandContext& ctx) {
     }
     return;
   }
-  // kvlab does not block XREADGROUP yet: with BLOCK it answers as a timeout at once.
-  ctx.reply.null_array();
+  if (a.timeout_ms == -1 || ctx.conn.in_exec) {
+    ctx.reply.null_array();
+    return;
+  }
+  // Only ">" reads get here (history is always answered): block on every key.
+  auto b = std::make_shared<BlockedClient>();
+  b->conn_id = ctx.conn.id;
+  b->worker = ctx.worker.index();
+  b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
+  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::string_view key = ctx.arg(a.streams_arg + k);
+    bool seen = false;
+    for (const auto& o : b->keys) seen = seen || o == key;
+    if (!seen) b->keys.emplace_back(key);
+  }
+  ctx.server.blocking().add(b);
+  ctx.worker.block(ctx.conn, std::move(b));
 }
 
 }  // namespace
@@ -1270,9 +1295,18 @@ void xreadgroup_cmd(CommandContext& ctx) {
 bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
                          std::string_view key, ReplyWriter& w) {
   std::size_t count = 0, streams_arg = 0;
+  std::string_view group, consumer;
+  bool noack = false;
+  const bool xreadgroup = iequals(argv[0], "xreadgroup");
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const bool more = i + 1 < argv.size();
-    if (iequals(argv[i], "count") && more) {
+    if (xreadgroup && iequals(argv[i], "group") && i + 2 < argv.size()) {
+      group = argv[i + 1];
+      consumer = argv[i + 2];
+      i += 2;
+    } else if (xreadgroup && iequals(argv[i], "noack")) {
+      noack = true;
+    } else if (iequals(argv[i], "count") && more) {
       std::int64_t n = 0;
       if (parse_i64(argv[i + 1], &n) && n > 0) count = static_cast<std::size_t>(n);
       ++i;
@@ -1285,6 +1319,32 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
   }
   if (streams_arg == 0) return false;
   const std::size_t n = (argv.size() - streams_arg) / 2;
+  if (xreadgroup) {
+    // XREADGROUP waits on ">": served from the group's last ID, or told its group is gone.
+    bool served = false;
+    write_container<StreamObject>(ctx, key, false, [&](Stream& s) -> bool {
+      auto g = s.groups().find(group);
+      if (g == s.groups().end()) {
+        w.error("NOGROUP the consumer group this client was blocked on no longer exists");
+        served = true;
+        return false;
+      }
+      if (!(s.last_id() > g->second.last_id)) return false;
+      served = true;
+      if (w.resp3()) {
+        w.map(1);
+      } else {
+        w.array(1);
+        w.array(2);
+      }
+      w.bulk(key);
+      StreamConsumer& cons = g->second.consumers[std::string(consumer)];
+      cons.seen_time = ctx.now_ms;
+      deliver_new(s, g->second, cons, consumer, count, noack, ctx.now_ms, w);
+      return true;
+    });
+    return served;
+  }
   StreamId gt;
   bool found = false;
   for (std::size_t k = 0; k < n && !found; ++k) {

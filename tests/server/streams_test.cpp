@@ -469,6 +469,28 @@ TEST_CASE("Consumer groups: XREADGROUP delivers, the PEL tracks, XACK acknowledg
   CHECK(c("XINFO STREAM s").elements[15].integer == 0);  // groups
 }
 
+TEST_CASE("XREADGROUP BLOCK is served new entries one consumer at a time") {
+  flush();
+  Client& c = client();
+  c("XGROUP CREATE s g $ MKSTREAM");
+  Client a(server().port()), b(server().port());
+  send_only(
+      a, {"XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "BLOCK", "5000", "STREAMS", "s", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  send_only(b, {"XREADGROUP", "GROUP", "g", "bob", "BLOCK", "5000", "STREAMS", "s", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c("XADD s 1 f v");
+  CHECK(show(a.get_reply()) == "[[s [[1-0 [f v]]]]]");
+  c("XADD s 2 f w");  // alice has had hers: bob is next
+  CHECK(show(b.get_reply()) == "[[s [[2-0 [f w]]]]]");
+  CHECK(show(c("XPENDING s g")) == "[:2 1-0 2-0 [[alice 1] [bob 1]]]");
+  send_only(a, {"XREADGROUP", "GROUP", "g", "alice", "BLOCK", "5000", "STREAMS", "s", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(c("XGROUP DESTROY s g").integer == 1);
+  check_error(a.get_reply(),
+              "NOGROUP the consumer group this client was blocked on no longer exists");
+}
+
 // A group script replayed on redis-server 7.0 and on kvlab (replies without idle times).
 TEST_CASE("Consumer group scripts answer as redis-server 7.0 does") {
   kvtest::RedisProcess redis;
