@@ -1170,6 +1170,222 @@ void deliver_new(Stream& s, StreamGroup& g, StreamConsumer& cons, std::string_vi
   }
 }
 
+// Moves the pending entry id (whose NACK is nack) to consumer `name` of g, for XCLAIM and
+// XAUTOCLAIM: the delivery time and count as the caller says.
+void claim_to(StreamGroup& g, StreamId id, StreamNack& nack, std::string_view name,
+              std::int64_t delivery_time, std::int64_t retrycount, bool justid) {
+  StreamConsumer& cons = g.consumers[std::string(name)];
+  if (nack.consumer != name && !nack.consumer.empty()) {
+    auto old = g.consumers.find(nack.consumer);
+    if (old != g.consumers.end()) old->second.pel.erase(id);
+  }
+  nack.delivery_time = delivery_time;
+  if (retrycount >= 0) {
+    nack.delivery_count = static_cast<std::uint64_t>(retrycount);
+  } else if (!justid) {
+    ++nack.delivery_count;
+  }
+  nack.consumer = std::string(name);
+  cons.pel.insert(id);
+}
+
+// The consumer a claim names: looked up (its seen time refreshed) or created, as Redis does
+// before the first entry it claims.
+void touch_consumer(StreamGroup& g, std::string_view name, std::int64_t now_ms) {
+  g.consumers[std::string(name)].seen_time = now_ms;
+}
+
+// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-ms]
+// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
+void xclaim_cmd(CommandContext& ctx) {
+  const std::string nogroup =
+      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
+    auto gi = s.groups().find(ctx.arg(2));
+    if (gi == s.groups().end()) {
+      ctx.reply.error(nogroup);
+      return false;
+    }
+    StreamGroup& g = gi->second;
+    std::int64_t minidle = 0, retrycount = -1, deliverytime = -1;
+    bool force = false, justid = false, changed = false;
+    if (!parse_i64(ctx.arg(4), &minidle)) {
+      ctx.reply.error("ERR Invalid min-idle-time argument for XCLAIM");
+      return false;
+    }
+    if (minidle < 0) minidle = 0;
+    std::size_t j = 5;
+    std::vector<StreamId> ids;
+    for (StreamId id; j < ctx.argc() && parse_id(ctx.arg(j), &id, 0, true); ++j) ids.push_back(id);
+    const std::int64_t now = ctx.now_ms;
+    for (; j < ctx.argc(); ++j) {
+      const bool more = j + 1 < ctx.argc();
+      const std::string_view opt = ctx.arg(j);
+      auto int_opt = [&](std::string_view what, std::int64_t* out) {
+        if (parse_i64(ctx.arg(++j), out)) return true;
+        ctx.reply.error("ERR Invalid " + std::string(what) + " option argument for XCLAIM");
+        return false;
+      };
+      if (iequals(opt, "force")) {
+        force = true;
+      } else if (iequals(opt, "justid")) {
+        justid = true;
+      } else if (iequals(opt, "idle") && more) {
+        if (!int_opt("IDLE", &deliverytime)) return changed;
+        deliverytime = now - deliverytime;
+      } else if (iequals(opt, "time") && more) {
+        if (!int_opt("TIME", &deliverytime)) return changed;
+      } else if (iequals(opt, "retrycount") && more) {
+        if (!int_opt("RETRYCOUNT", &retrycount)) return changed;
+      } else if (iequals(opt, "lastid") && more) {
+        StreamId id;
+        if (!arg_id(ctx, ctx.arg(++j), &id, 0, true)) return changed;
+        if (id > g.last_id) {
+          g.last_id = id;
+          changed = true;
+        }
+      } else {
+        ctx.reply.error("ERR Unrecognized XCLAIM option '" + cstr(opt) + "'");
+        return changed;
+      }
+    }
+    if (deliverytime == -1 || deliverytime < 0 || deliverytime > now) deliverytime = now;
+    Buffer body;
+    ReplyWriter w(body, ctx.reply.proto());
+    std::size_t n = 0;
+    bool have_consumer = false;
+    for (const StreamId& id : ids) {
+      auto ni = g.pel.find(id);
+      auto e = s.entries().find(id);
+      if (e == s.entries().end()) {
+        if (ni != g.pel.end()) {  // the entry is gone: so is its pending record
+          auto c = g.consumers.find(ni->second.consumer);
+          if (c != g.consumers.end()) c->second.pel.erase(id);
+          g.pel.erase(ni);
+          changed = true;
+        }
+        continue;
+      }
+      bool fresh_nack = false;
+      if (force && ni == g.pel.end()) {
+        ni = g.pel.try_emplace(id).first;
+        ni->second.delivery_time = now;
+        fresh_nack = true;
+      }
+      if (ni == g.pel.end()) continue;
+      if (!fresh_nack && minidle != 0 && now - ni->second.delivery_time < minidle) continue;
+      if (!have_consumer) {
+        touch_consumer(g, ctx.arg(3), now);
+        have_consumer = true;
+      }
+      claim_to(g, id, ni->second, ctx.arg(3), deliverytime, retrycount, justid);
+      changed = true;
+      if (justid) {
+        reply_id(w, id);
+      } else {
+        reply_entry(w, e->first, e->second);
+      }
+      ++n;
+    }
+    ctx.reply.array(n);
+    ctx.reply.raw(std::string_view(body.data(), body.size()));
+    return changed;
+  });
+  if (acc == Access::kMissing) ctx.reply.error(nogroup);
+}
+
+// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+void xautoclaim_cmd(CommandContext& ctx) {
+  std::int64_t minidle = 0, count = 100;
+  bool justid = false;
+  if (!parse_i64(ctx.arg(4), &minidle))
+    return ctx.reply.error("ERR Invalid min-idle-time argument for XAUTOCLAIM");
+  if (minidle < 0) minidle = 0;
+  StreamId start;
+  bool sx = false;
+  if (!arg_interval_id(ctx, ctx.arg(5), &start, &sx, 0)) return;
+  if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
+  for (std::size_t j = 6; j < ctx.argc(); ++j) {
+    if (iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+      constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 16;
+      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1 || count > kMaxCount)
+        return ctx.reply.error("ERR COUNT must be > 0");
+      ++j;
+    } else if (iequals(ctx.arg(j), "justid")) {
+      justid = true;
+    } else {
+      return ctx.reply.error(err::kSyntax);
+    }
+  }
+  const std::string nogroup =
+      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
+    auto gi = s.groups().find(ctx.arg(2));
+    if (gi == s.groups().end()) {
+      ctx.reply.error(nogroup);
+      return false;
+    }
+    StreamGroup& g = gi->second;
+    const std::int64_t now = ctx.now_ms;
+    std::int64_t attempts = count * 10;
+    Buffer body;
+    ReplyWriter w(body, ctx.reply.proto());
+    std::size_t n = 0;
+    std::vector<StreamId> deleted;
+    bool have_consumer = false, changed = false;
+    auto it = g.pel.lower_bound(start);
+    bool examined = false;
+    StreamId last;
+    while (attempts-- > 0 && count > 0 && it != g.pel.end()) {
+      const StreamId id = it->first;
+      examined = true;
+      last = id;
+      auto e = s.entries().find(id);
+      if (e == s.entries().end()) {
+        auto c = g.consumers.find(it->second.consumer);
+        if (c != g.consumers.end()) c->second.pel.erase(id);
+        it = g.pel.erase(it);
+        deleted.push_back(id);
+        --count;
+        changed = true;
+        continue;
+      }
+      if (minidle != 0 && now - it->second.delivery_time < minidle) {
+        ++it;
+        continue;
+      }
+      if (!have_consumer) {
+        touch_consumer(g, ctx.arg(3), now);
+        have_consumer = true;
+      }
+      claim_to(g, id, it->second, ctx.arg(3), now, -1, justid);
+      changed = true;
+      if (justid) {
+        reply_id(w, id);
+      } else {
+        reply_entry(w, e->first, e->second);
+      }
+      ++n;
+      --count;
+      ++it;
+    }
+    // The cursor: the pending entry after the last one examined, 0-0 at the end.
+    StreamId next;
+    if (examined) {
+      auto after = g.pel.upper_bound(last);
+      if (after != g.pel.end()) next = after->first;
+    }
+    ctx.reply.array(3);
+    reply_id(ctx.reply, next);
+    ctx.reply.array(n);
+    ctx.reply.raw(std::string_view(body.data(), body.size()));
+    ctx.reply.array(deleted.size());
+    for (const StreamId& id : deleted) reply_id(ctx.reply, id);
+    return changed;
+  });
+  if (acc == Access::kMissing) ctx.reply.error(nogroup);
+}
+
 // XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...]
 // id|> [id|> ...]. ">" reads new entries (and adds them to the PEL unless NOACK); an ID reads the
 // consumer's own pending history after it.
@@ -1464,6 +1680,17 @@ const CommandSpec kStreamCommands[] = {
      "For each stream mentioned: O(M) with M the number of elements returned.",
      {},
      xread_keys},
+    {"xclaim", -6, kWrite | kFast, xclaim_cmd, 1, 1, 1, "stream",
+     "Changes (or acquires) ownership of a message in a consumer group, as if the message was "
+     "delivered to the specified consumer.",
+     "key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-milliseconds] "
+     "[RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]",
+     "5.0.0", "O(log N) with N being the number of messages in the PEL of the consumer group."},
+    {"xautoclaim", -6, kWrite | kFast, xautoclaim_cmd, 1, 1, 1, "stream",
+     "Changes (or acquires) ownership of messages in a consumer group, as if the messages were "
+     "delivered to the specified consumer.",
+     "key group consumer min-idle-time start [COUNT count] [JUSTID]", "6.2.0",
+     "O(1) if COUNT is small."},
     {"xack", -4, kWrite | kFast, xack_cmd, 1, 1, 1, "stream",
      "Marks a pending message as correctly processed, effectively removing it from the pending "
      "entries list of the consumer group",

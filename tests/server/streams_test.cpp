@@ -577,3 +577,62 @@ TEST_CASE("Consumer group scripts answer as redis-server 7.0 does") {
     CHECK(show(k(line)) == show(r(line)));
   }
 }
+
+// XCLAIM and XAUTOCLAIM replayed on redis-server 7.0 (idle times stay out of the replies).
+TEST_CASE("Claim scripts answer as redis-server 7.0 does") {
+  kvtest::RedisProcess redis;
+  if (!redis.running()) {
+    MESSAGE("redis-server not installed: comparison skipped");
+    return;
+  }
+  Client r(redis.port());
+  Client& k = client();
+  flush();
+  r("FLUSHALL");
+  static const char* const kScript[] = {
+      "XADD s 1 f a",
+      "XADD s 2 f b",
+      "XADD s 3 f c",
+      "XADD s 4 f d",
+      "XGROUP CREATE s g 0",
+      "XREADGROUP GROUP g alice STREAMS s >",
+      "XCLAIM s g bob 0 1 2 x",
+      "XCLAIM s g bob 0 1 2 IDLE x",
+      "XCLAIM s g bob 0 1 2 TIME x",
+      "XCLAIM s g bob 0 1 2 RETRYCOUNT x",
+      "XCLAIM s g bob x 1",
+      "XCLAIM s nog bob 0 1",
+      "XCLAIM nokey g bob 0 1",
+      "XCLAIM s g bob 0 1 2 JUSTID",
+      "XPENDING s g",
+      "XCLAIM s g bob 0 1 RETRYCOUNT 7",
+      "XCLAIM s g carol 3600000 1 2 3",
+      "XDEL s 3",
+      "XCLAIM s g carol 0 3 4",
+      "XPENDING s g",
+      "XADD s 5 f e",
+      "XCLAIM s g dave 0 5 FORCE",
+      "XCLAIM s g dave 0 5",
+      "XCLAIM s g dave 0 9 FORCE",
+      "XCLAIM s g dave 0 1 LASTID 10",
+      "XINFO GROUPS s",
+      "XCLAIM s g dave 0 1 LASTID x",
+      "XAUTOCLAIM s g erin 0 0 COUNT 2",
+      "XAUTOCLAIM s g erin 0 (1 COUNT 1 JUSTID",
+      "XAUTOCLAIM s g erin 3600000 0",
+      "XDEL s 4",
+      "XAUTOCLAIM s g frank 0 0",
+      "XAUTOCLAIM s g frank 0 0 COUNT 0",
+      "XAUTOCLAIM s g frank 0 0 COUNT x",
+      "XAUTOCLAIM s g frank x 0",
+      "XAUTOCLAIM s g frank 0 x",
+      "XAUTOCLAIM s g frank 0 0 FOO",
+      "XAUTOCLAIM s nog frank 0 0",
+      "XAUTOCLAIM nokey g frank 0 0",
+      "XPENDING s g",
+  };
+  for (const char* line : kScript) {
+    INFO(line);
+    CHECK(show(k(line)) == show(r(line)));
+  }
+}
