@@ -7,6 +7,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -465,6 +467,10 @@ TEST_CASE("Consumer groups: XREADGROUP delivers, the PEL tracks, XACK acknowledg
   check_error(c("XPENDING s nog"), "NOGROUP No such key 's' or consumer group 'nog'");
   check_error(c("XREAD GROUP g a STREAMS s 0"),
               "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+  // Rewound, the group delivers again: bob's pending entry moves to carol.
+  CHECK(c("XGROUP SETID s g 0").is_status("OK"));
+  CHECK(show(c("XREADGROUP GROUP g carol STREAMS s >")) == "[[s [[1-0 [f 1]] [3-0 [f 3]]]]]");
+  CHECK(show(c("XPENDING s g")) == "[:2 1-0 3-0 [[carol 2]]]");
   CHECK(c("XGROUP DESTROY s g").integer == 1);
   CHECK(c("XINFO STREAM s").elements[15].integer == 0);  // groups
 }
@@ -489,6 +495,64 @@ TEST_CASE("XREADGROUP BLOCK is served new entries one consumer at a time") {
   CHECK(c("XGROUP DESTROY s g").integer == 1);
   check_error(a.get_reply(),
               "NOGROUP the consumer group this client was blocked on no longer exists");
+}
+
+// Concurrent producers and consumers on one stream (2 workers): every XADD * gets an ID above
+// all earlier ones, none is lost, and a consumer group hands each entry to exactly one consumer.
+TEST_CASE("Concurrent XADD and XREADGROUP deliver every entry exactly once") {
+  flush();
+  client()("XGROUP CREATE s g $ MKSTREAM");
+  constexpr int kProducers = 3, kPerProducer = 400, kConsumers = 3;
+  std::atomic<int> produced{0};
+  std::vector<std::thread> threads;
+  std::vector<std::vector<std::string>> seen(kConsumers);
+  for (int p = 0; p < kProducers; ++p) {
+    threads.emplace_back([&, p] {
+      Client c(server().port());
+      for (int i = 0; i < kPerProducer; ++i) {
+        c.cmd({"XADD", "s", "*", "p", std::to_string(p), "i", std::to_string(i)});
+        produced.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  for (int k = 0; k < kConsumers; ++k) {
+    threads.emplace_back([&, k] {
+      Client c(server().port());
+      const std::string name = "c" + std::to_string(k);
+      for (int idle = 0; idle < 20;) {
+        const Reply r = c.cmd(
+            {"XREADGROUP", "GROUP", "g", name, "COUNT", "50", "BLOCK", "50", "STREAMS", "s", ">"});
+        if (r.type != REDIS_REPLY_ARRAY) {
+          if (produced.load(std::memory_order_relaxed) == kProducers * kPerProducer) ++idle;
+          continue;
+        }
+        for (const auto& e : r.elements[0].elements[1].elements) {
+          seen[k].push_back(e.elements[0].str);
+          c.cmd({"XACK", "s", "g", e.elements[0].str});
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Client& c = client();
+  CHECK(c("XLEN s").integer == kProducers * kPerProducer);
+  const Reply all = c("XRANGE s - +");
+  REQUIRE(all.elements.size() == static_cast<std::size_t>(kProducers * kPerProducer));
+  bool increasing = true;
+  auto parse = [](const std::string& id) {
+    const auto dash = id.find('-');
+    return std::make_pair(std::stoull(id.substr(0, dash)), std::stoull(id.substr(dash + 1)));
+  };
+  for (std::size_t i = 1; i < all.elements.size(); ++i)
+    increasing = increasing && parse(all.elements[i - 1].elements[0].str) <
+                                   parse(all.elements[i].elements[0].str);
+  CHECK(increasing);
+  std::vector<std::string> delivered;
+  for (const auto& v : seen) delivered.insert(delivered.end(), v.begin(), v.end());
+  std::sort(delivered.begin(), delivered.end());
+  CHECK(std::adjacent_find(delivered.begin(), delivered.end()) == delivered.end());
+  CHECK(delivered.size() == all.elements.size());
+  CHECK(show(c("XPENDING s g")) == "[:0 nil nil nil]");
 }
 
 // A group script replayed on redis-server 7.0 and on kvlab (replies without idle times).
