@@ -1538,27 +1538,35 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
   if (xreadgroup) {
     // XREADGROUP waits on ">": served from the group's last ID, or told its group is gone.
     bool served = false;
-    write_container<StreamObject>(ctx, key, false, [&](Stream& s) -> bool {
-      auto g = s.groups().find(group);
-      if (g == s.groups().end()) {
-        w.error("NOGROUP the consumer group this client was blocked on no longer exists");
-        served = true;
-        return false;
-      }
-      if (!(s.last_id() > g->second.last_id)) return false;
-      served = true;
-      if (w.resp3()) {
-        w.map(1);
-      } else {
-        w.array(1);
-        w.array(2);
-      }
-      w.bulk(key);
-      StreamConsumer& cons = g->second.consumers[std::string(consumer)];
-      cons.seen_time = ctx.now_ms;
-      deliver_new(s, g->second, cons, consumer, count, noack, ctx.now_ms, w);
+    // Silent on another type: the reply being written is the serving command's own.
+    const Access acc = write_container<StreamObject>(
+        ctx, key, false,
+        [&](Stream& s) -> bool {
+          auto g = s.groups().find(group);
+          if (g == s.groups().end()) {
+            w.error("NOGROUP the consumer group this client was blocked on no longer exists");
+            served = true;
+            return false;
+          }
+          if (!(s.last_id() > g->second.last_id)) return false;
+          served = true;
+          if (w.resp3()) {
+            w.map(1);
+          } else {
+            w.array(1);
+            w.array(2);
+          }
+          w.bulk(key);
+          StreamConsumer& cons = g->second.consumers[std::string(consumer)];
+          cons.seen_time = ctx.now_ms;
+          deliver_new(s, g->second, cons, consumer, count, noack, ctx.now_ms, w);
+          return true;
+        },
+        /*reply_wrongtype=*/false);
+    if (acc != Access::kOk) {  // deleted or replaced by another type, as Redis 7.0 answers
+      w.error("UNBLOCKED the stream key no longer exists");
       return true;
-    });
+    }
     return served;
   }
   StreamId gt;
@@ -1569,7 +1577,13 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
   }
   if (!found) return false;
   bool served = false;
-  read_container<StreamObject>(ctx, key, [&](const Stream& s) {
+  ObjectRef ref;
+  if (lookup_container<StreamObject>(ctx, key, &ref, /*reply_wrongtype=*/false) != Access::kOk)
+    return false;  // XREAD keeps waiting on a deleted key or one of another type (Redis 7.0)
+  StreamObject* so = as_container<StreamObject>(ref);
+  std::lock_guard<std::mutex> lock(so->mu);
+  if (so->dead.load(std::memory_order_relaxed) || so->data.empty()) return false;
+  [&](const Stream& s) {
     if (!(s.last_id() > gt)) return;
     served = true;
     if (w.resp3()) {
@@ -1582,7 +1596,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
     StreamId start = gt;
     start.incr();
     reply_range(w, s, start, StreamId::max(), count, false);
-  });
+  }(so->data);
   return served;
 }
 

@@ -495,6 +495,17 @@ TEST_CASE("XREADGROUP BLOCK is served new entries one consumer at a time") {
   CHECK(c("XGROUP DESTROY s g").integer == 1);
   check_error(a.get_reply(),
               "NOGROUP the consumer group this client was blocked on no longer exists");
+  // A deleted stream ends a group read with Redis 7.0's UNBLOCKED error; a plain XREAD keeps
+  // waiting, even when the key becomes a string (whose SET gets its own reply, untouched).
+  c("XGROUP CREATE s g $");
+  send_only(a, {"XREADGROUP", "GROUP", "g", "alice", "BLOCK", "5000", "STREAMS", "s", ">"});
+  send_only(b, {"XREAD", "BLOCK", "300", "STREAMS", "s", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(c("DEL s").integer == 1);
+  check_error(a.get_reply(), "UNBLOCKED the stream key no longer exists");
+  CHECK(c("SET s x").is_status("OK"));
+  CHECK(show(c("GET s")) == "x");
+  CHECK(b.get_reply().is_nil());
 }
 
 // Concurrent producers and consumers on one stream (2 workers): every XADD * gets an ID above
