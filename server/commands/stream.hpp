@@ -113,7 +113,8 @@ struct StreamGroup {
 
 class Stream {
  public:
-  // Redis 7.0's defaults (stream-node-max-entries, stream-node-max-bytes).
+  // Redis 7.0's defaults (stream-node-max-entries, stream-node-max-bytes; CONFIG SET changes
+  // the values append() is given).
   static constexpr std::uint64_t kNodeMaxEntries = 100;
   static constexpr std::size_t kNodeMaxBytes = 4096;
   static constexpr std::size_t kListpackMaxSize = std::size_t{1} << 30;
@@ -146,13 +147,17 @@ class Stream {
   }
 
   // Appends an entry with the given ID (which the caller checked is > last_id()). `fv` holds
-  // field, value, field, value...
-  void append(StreamId id, std::span<const std::string_view> fv) {
+  // field, value... A node is closed (and a new one started) as Redis closes it: when its
+  // listpack plus the new entry's raw bytes reach max_bytes (0: 1 GiB), or it holds max_entries
+  // entries, deleted ones included (0: no limit).
+  void append(StreamId id, std::span<const std::string_view> fv,
+              std::uint64_t max_entries = kNodeMaxEntries, std::size_t max_bytes = kNodeMaxBytes) {
+    if (max_bytes == 0 || max_bytes > kListpackMaxSize) max_bytes = kListpackMaxSize;
     std::size_t totelelen = 0;
     for (auto s : fv) totelelen += s.size();
     Node* tail = nodes_.empty() ? nullptr : &nodes_.rbegin()->second;
-    if (tail != nullptr && (tail->bytes + totelelen >= kNodeMaxBytes ||
-                            tail->live + tail->deleted >= kNodeMaxEntries)) {
+    if (tail != nullptr && (tail->listpack_bytes() + totelelen >= max_bytes ||
+                            (max_entries != 0 && tail->live + tail->deleted >= max_entries))) {
       tail = nullptr;
     }
     const std::size_t nfields = fv.size() / 2;
@@ -160,8 +165,7 @@ class Stream {
     if (tail == nullptr) {
       Node n;
       n.master = id;
-      n.bytes = 7 + int_size(1) + int_size(0) + int_size(static_cast<std::int64_t>(nfields)) +
-                int_size(0);
+      n.bytes = 7 + int_size(static_cast<std::int64_t>(nfields)) + int_size(0);
       for (std::size_t i = 0; i < nfields; ++i) {
         n.master_fields.emplace_back(fv[2 * i]);
         n.bytes += str_size(fv[2 * i]);
@@ -333,7 +337,13 @@ class Stream {
     std::vector<std::string> master_fields;
     std::uint64_t live = 0;
     std::uint64_t deleted = 0;
-    std::size_t bytes = 0;  // the size of Redis's listpack for this node
+    // The size of Redis's listpack for this node, but for its count and deleted fields, whose
+    // encodings grow with them (listpack_bytes() adds them).
+    std::size_t bytes = 0;
+    std::size_t listpack_bytes() const {
+      return bytes + int_size(static_cast<std::int64_t>(live)) +
+             int_size(static_cast<std::int64_t>(deleted));
+    }
   };
 
   static std::string encode(StreamId id) {

@@ -9,6 +9,7 @@
 // Argument checks follow Redis's order (t_stream.c): XADD and XTRIM parse every option before
 // looking the key up; XRANGE parses both IDs and COUNT first; XDEL and XSETID look the key up
 // first (XSETID after its options); XREAD checks each key's type before parsing its ID.
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,11 @@
 
 namespace kvlab::server {
 namespace {
+
+// stream-node-max-entries / stream-node-max-bytes (CONFIG SET). Relaxed: each XADD reads a value
+// some CONFIG SET stored; nothing else is published with it.
+std::atomic<std::uint64_t> g_node_max_entries{Stream::kNodeMaxEntries};
+std::atomic<std::uint64_t> g_node_max_bytes{Stream::kNodeMaxBytes};
 
 constexpr std::string_view kInvalidId =
     "ERR Invalid stream ID specified as stream command argument";
@@ -232,7 +238,8 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
       return 0;
     }
   } else if (a->trim.approx) {
-    a->trim.limit = static_cast<std::int64_t>(100 * Stream::kNodeMaxEntries);
+    const auto entries = g_node_max_entries.load(std::memory_order_relaxed);
+    a->trim.limit = entries > 100 ? 10001 : static_cast<std::int64_t>(100 * entries);
     if (a->trim.limit <= 0 || a->trim.limit > 10000) a->trim.limit = 10000;
   } else {
     a->trim.limit = 0;
@@ -295,7 +302,9 @@ void xadd_cmd(CommandContext& ctx) {
           return false;
         }
         s.mark_created();
-        s.append(id, ctx.argv.subspan(field_pos));
+        s.append(id, ctx.argv.subspan(field_pos),
+                 g_node_max_entries.load(std::memory_order_relaxed),
+                 g_node_max_bytes.load(std::memory_order_relaxed));
         added = id;
         s.trim(a.trim);
         return true;
@@ -1726,6 +1735,17 @@ const CommandSpec kStreamCommands[] = {
 
 std::span<const CommandSpec> stream_commands() {
   return kStreamCommands;
+}
+
+void set_stream_node_limits(std::uint64_t max_entries, std::uint64_t max_bytes) {
+  g_node_max_entries.store(max_entries, std::memory_order_relaxed);
+  g_node_max_bytes.store(max_bytes, std::memory_order_relaxed);
+}
+std::uint64_t stream_node_max_entries() {
+  return g_node_max_entries.load(std::memory_order_relaxed);
+}
+std::uint64_t stream_node_max_bytes() {
+  return g_node_max_bytes.load(std::memory_order_relaxed);
 }
 
 }  // namespace kvlab::server

@@ -711,3 +711,44 @@ TEST_CASE("Claim scripts answer as redis-server 7.0 does") {
     CHECK(show(k(line)) == show(r(line)));
   }
 }
+
+// CONFIG SET stream-node-max-entries / -bytes move node boundaries as in Redis, including counts
+// past 127 (whose listpack integers take two bytes).
+TEST_CASE("Node limits set by CONFIG SET answer as redis-server 7.0 does") {
+  kvtest::RedisProcess redis;
+  if (!redis.running()) {
+    MESSAGE("redis-server not installed: comparison skipped");
+    return;
+  }
+  Client r(redis.port());
+  Client& k = client();
+  flush();
+  r("FLUSHALL");
+  std::vector<std::vector<std::string>> script = {
+      {"CONFIG", "SET", "stream-node-max-entries", "7"}};
+  for (int i = 1; i <= 30; ++i) script.push_back({"XADD", "a", std::to_string(i), "f", "v"});
+  script.push_back({"XINFO", "STREAM", "a"});
+  script.push_back({"XTRIM", "a", "MAXLEN", "~", "12"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-entries", "0"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-bytes", "300"});
+  for (int i = 1; i <= 40; ++i)
+    script.push_back(
+        {"XADD", "b", std::to_string(i), "f", std::string(static_cast<std::size_t>(i), 'z')});
+  script.push_back({"XINFO", "STREAM", "b"});
+  script.push_back({"XTRIM", "b", "MAXLEN", "~", "5"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-entries", "1000"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-bytes", "4096"});
+  for (int i = 1; i <= 1500; ++i) script.push_back({"XADD", "c", std::to_string(i), "f", "v"});
+  for (int i = 1; i <= 200; i += 3) script.push_back({"XDEL", "c", std::to_string(i)});
+  script.push_back({"XINFO", "STREAM", "c"});
+  script.push_back({"XTRIM", "c", "MAXLEN", "~", "10"});
+  for (int i = 1; i <= 60; ++i)
+    script.push_back({"XTRIM", "c", "MINID", "~", std::to_string(1000 + 8 * i)});
+  script.push_back({"XINFO", "STREAM", "c"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-entries", "100"});
+  script.push_back({"CONFIG", "SET", "stream-node-max-bytes", "4096"});
+  for (const auto& cmd : script) {
+    INFO(cmd[0] << " " << cmd[1] << " " << (cmd.size() > 2 ? cmd[2] : ""));
+    CHECK(show(k.cmd(cmd)) == show(r.cmd(cmd)));
+  }
+}
