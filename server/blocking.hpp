@@ -1,4 +1,5 @@
-// Clients blocked by BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX and BZMPOP.
+// Clients blocked by BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and
+// XREAD BLOCK (registered by streams.cpp; served without consuming, so every ready waiter is).
 //
 // A blocking command that finds nothing to pop registers a BlockedClient on its keys (inside its
 // own escalation, so no push can slip between its check and its registration) and its connection

@@ -108,9 +108,10 @@ struct CommandSpec {
   int first_key = 0;  // COMMAND INFO key positions (0 = no keys)
   int last_key = 0;
   int key_step = 0;
-  std::string_view group;       // "string", "list", "hash", "set", "sorted-set", "generic", "connection", "server"
-  std::string_view summary;     // one line, shown by COMMAND DOCS and redis-cli hints
-  std::string_view arguments;   // argument synopsis, e.g. "key value [EX seconds|PX milliseconds]"
+  std::string_view
+      group;  // "string", "list", "hash", "set", "sorted-set", "generic", "connection", "server"
+  std::string_view summary;    // one line, shown by COMMAND DOCS and redis-cli hints
+  std::string_view arguments;  // argument synopsis, e.g. "key value [EX seconds|PX milliseconds]"
   std::string_view since = "1.0.0";
   std::string_view complexity = "O(1)";
   std::span<const CommandSpec> subcommands = {};
@@ -137,7 +138,7 @@ std::span<const CommandSpec> admin_commands();  // connection and server command
 std::span<const CommandSpec> pubsub_commands();
 std::span<const CommandSpec> transaction_commands();  // MULTI, EXEC, DISCARD, WATCH, UNWATCH
 std::span<const CommandSpec> blocking_commands();     // BLPOP, BLMOVE, BZPOPMIN…
-std::span<const CommandSpec> sort_commands();  // SORT, SORT_RO (server/commands/sort.cpp)
+std::span<const CommandSpec> sort_commands();         // SORT, SORT_RO (server/commands/sort.cpp)
 
 // The value of a CONFIG parameter that kvlab accepts without acting on it ("maxmemory",
 // "maxmemory-policy"...); empty for an unknown name. OBJECT FREQ/IDLETIME/REFCOUNT answer by
@@ -153,6 +154,11 @@ std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, 
 std::span<const CommandSpec> cluster_commands();      // CLUSTER, ASKING, READONLY, KVLAB
 std::span<const CommandSpec> dump_commands();  // DUMP, RESTORE, RESTORE-ASKING (dump.cpp)
 std::span<const CommandSpec> introspection_commands();  // SLOWLOG, LATENCY, MEMORY
+std::span<const CommandSpec> stream_commands();     // XADD, XRANGE, XREAD... (streams.cpp)
+// stream-node-max-entries / stream-node-max-bytes (CONFIG GET/SET): where XADD closes a node.
+void set_stream_node_limits(std::uint64_t max_entries, std::uint64_t max_bytes);
+std::uint64_t stream_node_max_entries();
+std::uint64_t stream_node_max_bytes();
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -12,7 +12,8 @@
 // - Atomic read-modify-write. Objects never change after publication, so an update() function can
 //   read one, build a successor and return it; if the backend retries the function, the discarded
 //   successor is simply freed. Changing only the expiry (EXPIRE, PERSIST) shares the Object.
-// - Container types. `ObjectType` tags the payload; lists, sets, hashes and sorted sets are
+// - Container types. `ObjectType` tags the payload; lists, sets, hashes, sorted sets and streams
+// are
 //   Objects whose payload is a container carrying its own synchronization (server/container.hpp):
 //   the handle is still immutable, the container behind it is mutated under its own lock.
 //
@@ -33,7 +34,7 @@
 
 namespace kvlab::server {
 
-enum class ObjectType : std::uint8_t { kString = 0, kList, kSet, kHash, kZSet };
+enum class ObjectType : std::uint8_t { kString = 0, kList, kSet, kHash, kZSet, kStream };
 
 class Object;
 // Destroys a container Object (server/container.hpp); string Objects are freed inline.

@@ -402,6 +402,18 @@ void serve_blocked(CommandContext& ctx) {
       std::string error;
       Buffer out;
       ReplyWriter w(out, b->resp);
+      if (iequals(argv[0], "xread") || iequals(argv[0], "xreadgroup")) {
+        // XREAD consumes nothing: every waiter whose ID the key has passed is served.
+        if (!serve_blocked_xread(ctx, argv, key, w)) {
+          b->state.store(BlockedClient::kWaiting, std::memory_order_release);
+          continue;
+        }
+        b->state.store(BlockedClient::kDone, std::memory_order_release);
+        reg.remove(*b);
+        ctx.server.worker(b->worker).post_unblock(b->conn_id, b.get(),
+                                                  std::string(out.data(), out.size()));
+        continue;
+      }
       const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, w) : Pop::kEmpty;
       if (p != Pop::kDone) {
         // release: nothing changed; a later server or the waiter's own timeout may take it.

@@ -30,6 +30,10 @@ void serve_blocked(CommandContext& ctx);
 // CLIENT UNBLOCK: ends conn_id's wait with the timeout reply or an UNBLOCKED error. False when it
 // was not blocked (or was being served).
 bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error);
+// Serves a client blocked by XREAD (argv as it registered, with "$" resolved) from key, writing
+// its reply to w; false when key holds nothing after the client's ID (streams.cpp).
+bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
+                         std::string_view key, ReplyWriter& w);
 
 // Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
 inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {

@@ -783,6 +783,11 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     values()[i] = v;
     // The one encoding knob kvlab has: HyperLogLog's sparse limit (hyperloglog.cpp).
     if (n == "hll-sparse-max-bytes") set_hll_sparse_max_bytes(std::stoull(v));
+    // Where XADD closes a stream node (streams.cpp).
+    if (n == "stream-node-max-entries")
+      set_stream_node_limits(std::stoull(v), stream_node_max_bytes());
+    if (n == "stream-node-max-bytes")
+      set_stream_node_limits(stream_node_max_entries(), std::stoull(v));
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
     // The slow log and the latency monitor (monitor.hpp).

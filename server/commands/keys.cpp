@@ -24,6 +24,7 @@
 
 #include "server/commands/common.hpp"
 #include "server/commands/set_types.hpp"
+#include "server/commands/stream.hpp"
 #include "server/commands/value_types.hpp"
 #include "server/container.hpp"
 
@@ -54,11 +55,18 @@ void exists_cmd(CommandContext& ctx) {
 
 std::string_view type_name(ObjectType t) {
   switch (t) {
-    case ObjectType::kString: return "string";
-    case ObjectType::kList: return "list";
-    case ObjectType::kSet: return "set";
-    case ObjectType::kHash: return "hash";
-    case ObjectType::kZSet: return "zset";
+    case ObjectType::kString:
+      return "string";
+    case ObjectType::kList:
+      return "list";
+    case ObjectType::kSet:
+      return "set";
+    case ObjectType::kHash:
+      return "hash";
+    case ObjectType::kZSet:
+      return "zset";
+    case ObjectType::kStream:
+      return "stream";
   }
   return "none";
 }
@@ -139,7 +147,9 @@ void expire_generic(CommandContext& ctx, TimeUnit unit, bool absolute, std::stri
   ctx.reply.integer(applied ? 1 : 0);
 }
 
-void expire_cmd(CommandContext& ctx) { expire_generic(ctx, TimeUnit::kSeconds, false, "expire"); }
+void expire_cmd(CommandContext& ctx) {
+  expire_generic(ctx, TimeUnit::kSeconds, false, "expire");
+}
 void pexpire_cmd(CommandContext& ctx) {
   expire_generic(ctx, TimeUnit::kMilliseconds, false, "pexpire");
 }
@@ -164,16 +174,32 @@ void ttl_generic(CommandContext& ctx, TtlKind kind) {
   }
   const std::int64_t left = std::max<std::int64_t>(expire - ctx.now_ms, 0);
   switch (kind) {
-    case TtlKind::kTtl: ctx.reply.integer((left + 500) / 1000); break;
-    case TtlKind::kPttl: ctx.reply.integer(left); break;
-    case TtlKind::kExpireTime: ctx.reply.integer(expire / 1000); break;
-    case TtlKind::kPExpireTime: ctx.reply.integer(expire); break;
+    case TtlKind::kTtl:
+      ctx.reply.integer((left + 500) / 1000);
+      break;
+    case TtlKind::kPttl:
+      ctx.reply.integer(left);
+      break;
+    case TtlKind::kExpireTime:
+      ctx.reply.integer(expire / 1000);
+      break;
+    case TtlKind::kPExpireTime:
+      ctx.reply.integer(expire);
+      break;
   }
 }
-void ttl_cmd(CommandContext& ctx) { ttl_generic(ctx, TtlKind::kTtl); }
-void pttl_cmd(CommandContext& ctx) { ttl_generic(ctx, TtlKind::kPttl); }
-void expiretime_cmd(CommandContext& ctx) { ttl_generic(ctx, TtlKind::kExpireTime); }
-void pexpiretime_cmd(CommandContext& ctx) { ttl_generic(ctx, TtlKind::kPExpireTime); }
+void ttl_cmd(CommandContext& ctx) {
+  ttl_generic(ctx, TtlKind::kTtl);
+}
+void pttl_cmd(CommandContext& ctx) {
+  ttl_generic(ctx, TtlKind::kPttl);
+}
+void expiretime_cmd(CommandContext& ctx) {
+  ttl_generic(ctx, TtlKind::kExpireTime);
+}
+void pexpiretime_cmd(CommandContext& ctx) {
+  ttl_generic(ctx, TtlKind::kPExpireTime);
+}
 
 void persist_cmd(CommandContext& ctx) {
   bool removed = false;
@@ -210,7 +236,9 @@ void keys_cmd(CommandContext& ctx) {
 
 constexpr std::size_t kScanSnapshot = 100000;
 
-std::uint64_t key_hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+std::uint64_t key_hash(std::string_view key) {
+  return std::hash<std::string_view>{}(key);
+}
 
 void rebuild_scan(CommandContext& ctx, std::uint64_t from) {
   auto& sc = ctx.conn.scan;
@@ -224,7 +252,8 @@ void rebuild_scan(CommandContext& ctx, std::uint64_t from) {
     if (h < from || h > limit) return;
     sc.keys.emplace_back(h, std::string(key));
     if (sc.keys.size() >= 2 * kScanSnapshot) {
-      std::nth_element(sc.keys.begin(), sc.keys.begin() + kScanSnapshot - 1, sc.keys.end(), by_hash);
+      std::nth_element(sc.keys.begin(), sc.keys.begin() + kScanSnapshot - 1, sc.keys.end(),
+                       by_hash);
       sc.keys.resize(kScanSnapshot);
       limit = sc.keys.back().first;
       for (const auto& e : sc.keys) limit = std::max(limit, e.first);
@@ -412,6 +441,8 @@ ObjectRef clone_object(const ObjectRef& o) {
       return ObjectRef(clone_hash(*as_container<HashObject>(o)));
     case ObjectType::kZSet:
       return ObjectRef(clone_zset(*as_container<ZSetObject>(o)));
+    case ObjectType::kStream:
+      return ObjectRef(clone_stream(*as_container<StreamObject>(o)));
   }
   return {};
 }
@@ -570,6 +601,8 @@ std::string_view container_encoding(const ObjectRef& o) {
         if (n->member.size() > kListpackMaxValue) return "skiplist";
       return "listpack";
     }
+    case ObjectType::kStream:
+      return "stream";
   }
   return "raw";
 }
@@ -682,15 +715,15 @@ const CommandSpec kObjectSubcommands[] = {
 };
 
 const CommandSpec kKeyCommands[] = {
-    {"del", -2, kWrite, del_cmd, 1, -1, 1, "generic", "Delete a key",
-     "key ...", "1.0.0", "O(N) where N is the number of keys that will be removed"},
+    {"del", -2, kWrite, del_cmd, 1, -1, 1, "generic", "Delete a key", "key ...", "1.0.0",
+     "O(N) where N is the number of keys that will be removed"},
     {"unlink", -2, kWrite | kFast, del_cmd, 1, -1, 1, "generic",
      "Delete a key (memory is reclaimed as soon as no reader holds it)", "key ...", "4.0.0",
      "O(1) for each key removed"},
-    {"exists", -2, kReadOnly | kFast, exists_cmd, 1, -1, 1, "generic",
-     "Determine if a key exists", "key ...", "1.0.0", "O(N) where N is the number of keys"},
-    {"type", 2, kReadOnly | kFast, type_cmd, 1, 1, 1, "generic",
-     "Determine the type stored at key", "key"},
+    {"exists", -2, kReadOnly | kFast, exists_cmd, 1, -1, 1, "generic", "Determine if a key exists",
+     "key ...", "1.0.0", "O(N) where N is the number of keys"},
+    {"type", 2, kReadOnly | kFast, type_cmd, 1, 1, 1, "generic", "Determine the type stored at key",
+     "key"},
     {"expire", -3, kWrite | kFast, expire_cmd, 1, 1, 1, "generic",
      "Set a key's time to live in seconds", "key seconds [NX|XX|GT|LT]"},
     {"pexpire", -3, kWrite | kFast, pexpire_cmd, 1, 1, 1, "generic",
@@ -711,11 +744,12 @@ const CommandSpec kKeyCommands[] = {
      "Get the expiration Unix timestamp for a key in milliseconds", "key", "7.0.0"},
     {"persist", 2, kWrite | kFast, persist_cmd, 1, 1, 1, "generic",
      "Remove the expiration from a key", "key", "2.2.0"},
-    {"keys", 2, kReadOnly | kKeyspaceWide, keys_cmd, 0, 0, 0, "generic", "Find all keys matching the given pattern",
-     "pattern", "1.0.0", "O(N) with N being the number of keys in the database"},
-    {"scan", -2, kReadOnly, scan_cmd, 0, 0, 0, "generic",
-     "Incrementally iterate the keys space", "cursor [MATCH pattern] [COUNT count] [TYPE type]",
-     "2.8.0", "O(1) for every call. O(N) for a complete iteration"},
+    {"keys", 2, kReadOnly | kKeyspaceWide, keys_cmd, 0, 0, 0, "generic",
+     "Find all keys matching the given pattern", "pattern", "1.0.0",
+     "O(N) with N being the number of keys in the database"},
+    {"scan", -2, kReadOnly, scan_cmd, 0, 0, 0, "generic", "Incrementally iterate the keys space",
+     "cursor [MATCH pattern] [COUNT count] [TYPE type]", "2.8.0",
+     "O(1) for every call. O(N) for a complete iteration"},
     {"randomkey", 1, kReadOnly | kKeyspaceWide, randomkey_cmd, 0, 0, 0, "generic",
      "Return a random key from the keyspace", "", "1.0.0",
      "O(N) in kvlab (the keyspace interface has no random access)"},
@@ -745,6 +779,8 @@ const CommandSpec kKeyCommands[] = {
 
 }  // namespace
 
-std::span<const CommandSpec> key_commands() { return kKeyCommands; }
+std::span<const CommandSpec> key_commands() {
+  return kKeyCommands;
+}
 
 }  // namespace kvlab::server

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Real Redis clients against kvlab-server (issue 19): redis-py transactions (pipeline with
 transaction=True, WATCH-based optimistic updates), redis-py's Lock (SET NX PX and Lua scripts) and
-BLPOP, under both --atomicity schemes. Debian's python3-redis on Debian's python3; exit 77 (skip)
-when it is not installed. (python-rq 1.13 stores job results in streams, XADD/XREVRANGE, which
-kvlab does not have yet; its check waits for them.)
+BLPOP, and python-rq (Debian's python3-rq 1.13: a queue of jobs run by a burst SimpleWorker,
+whose results rq stores in streams, XADD MAXLEN ~ 10 and XREVRANGE), under both --atomicity
+schemes. Debian's python3-redis on Debian's python3; exit 77 (skip) when it is not installed; the
+rq check is skipped alone when python3-rq is not.
 
 Usage: clients_test.py KVLAB_SERVER
 """
+import os
 import socket
 import subprocess
 import sys
@@ -114,6 +116,48 @@ def blocking(r):
     check(r.blpop("nothing", timeout=0.1) is None, "BLPOP times out with None")
 
 
+def rq_jobs(r):
+    try:
+        import rq
+        from rq.results import Result
+    except ImportError as e:
+        print("skipped: python-rq (%s)" % e)
+        return
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import rq_tasks
+    q = rq.Queue("kvlab", connection=r)
+    adds = [q.enqueue(rq_tasks.add, i, 10 * i) for i in range(6)]
+    shout = q.enqueue(rq_tasks.shout, "kvlab")
+    failing = q.enqueue(rq_tasks.divide, 1, 0)
+    check(len(q) == 8, "rq enqueues 8 jobs")
+    worker = rq.SimpleWorker([q], connection=r)
+    worker.work(burst=True, logging_level="CRITICAL")
+    check(len(q) == 0, "a burst SimpleWorker empties the queue")
+    ok = True
+    for i, job in enumerate(adds):
+        job.refresh()
+        ok = ok and job.get_status() == "finished" and job.return_value() == 11 * i
+    check(ok, "every add job finished with its return value (Job.return_value)")
+    latest = shout.latest_result()
+    check(latest is not None and latest.type == Result.Type.SUCCESSFUL
+          and latest.return_value == {"word": "KVLAB", "length": 5},
+          "Job.latest_result() reads the stored result back (XREVRANGE + - COUNT 1)")
+    failing.refresh()
+    res = failing.latest_result()
+    check(failing.get_status() == "failed" and res is not None
+          and res.type == Result.Type.FAILED and "ZeroDivisionError" in res.exc_string,
+          "a failing job is failed, its result holds the exception")
+    check(r.type(Result.get_key(shout.id)) == b"stream", "rq stored the result in a stream")
+    # Each run of a job adds a result (XADD MAXLEN ~ 10, which trims whole nodes only).
+    for _ in range(3):
+        failing.requeue()
+        rq.SimpleWorker([q], connection=r).work(burst=True, logging_level="CRITICAL")
+    results = failing.results()
+    check(len(results) == 4 and all(x.type == Result.Type.FAILED for x in results)
+          and results[0].created_at >= results[-1].created_at,
+          "a requeued job has one result per run, the latest first")
+
+
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
@@ -126,6 +170,10 @@ def main():
             transactions(r)
             locks(r)
             blocking(r)
+            try:
+                rq_jobs(r)
+            except redis.RedisError as e:  # a command kvlab lacks fails the check, not the run
+                check(False, "python-rq: %s" % e)
         finally:
             proc.terminate()
             try:

@@ -36,6 +36,15 @@ TIMEOUTS_MS = [b"10", b"1", b"20", b"-1", b"abc", b"1.5"]
 # EXPIRE ... GT/LT against an equal expiry set a millisecond earlier answers by the clock.
 SECONDS = [b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999", b"abc", b"1.5"]
 MILLIS = [b"0", b"-1", b"9223372036854775807", b"9223372036854775", b"abc"]
+# Stream IDs (XADD, XRANGE, XDEL, XREAD, XSETID, MINID): explicit, incomplete, "ms-*", the
+# special ones ("*", "-", "+", "$", exclusive "(") and invalid ones. Small milliseconds, so that
+# explicit IDs meet each other and the auto IDs ("*", far larger) come after them.
+STREAM_IDS = [b"0-1", b"1-0", b"1-1", b"1-2", b"2-0", b"1", b"2", b"3-5", b"5", b"1-*", b"2-*",
+              b"0-0", b"0", b"-", b"+"]
+STREAM_IDS_EDGE = [b"*", b"$", b">", b"(1-0", b"(1", b"(0-1", b"(-", b"(+", b"(", b"abc", b"",
+                   b"1-", b"-1", b"1-abc", b"1-2-3", b" 1", b"+1", b"01", b"-0",
+                   b"18446744073709551615-18446744073709551615", b"18446744073709551615",
+                   b"18446744073709551616", b"0-*", b"*-1", b"1\x00"]
 
 # RESTORE payloads: Redis 7.0's DUMP of one value per type and encoding (string, int, quicklist,
 # intset, set, listpack hash, listpack zset), and broken ones (a wrong CRC, RDB version 11, a
@@ -183,6 +192,14 @@ class Generator:
             if name in ("min", "max"):
                 return self.pick(DOUBLES + [b"-inf", b"+inf"], SCORE_RANGE + DOUBLES_EDGE, 0.3)
             return self.pick(DOUBLES, DOUBLES_EDGE)
+        if cmd.startswith("x") and (name in ("id", "start", "end", "last-id",
+                                             "max_deleted_entry_id")
+                                    or (name == "threshold" and r.random() < 0.5)):
+            return self.pick(STREAM_IDS, STREAM_IDS_EDGE, 0.25)
+        if cmd.startswith("x") and name == "threshold":  # MAXLEN's count
+            return self.pick(INTS, INTS_EDGE)
+        if cmd.startswith("x") and name in ("field", "value"):
+            return self.pick([b"f", b"g", b"v", b"1", b"a"], VALUES)
         if t == "integer":
             if name in ("timeout", "milliseconds") and blocking:  # BLOCK ms of XREAD too
                 return r.choice(TIMEOUTS_MS)
