@@ -146,6 +146,7 @@ void set_hll_sparse_max_bytes(std::uint64_t n);
 std::span<const CommandSpec> bitmap_commands();
 std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (config.cpp)
 std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
+std::span<const CommandSpec> geo_commands();  // GEOADD, GEOSEARCH... (server/commands/geo.cpp)
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -79,7 +79,7 @@ CommandTable::CommandTable() : impl_(new Impl) {
        {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
         set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
         blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
-        scripting_commands()}) {
+        scripting_commands(), geo_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
