@@ -315,8 +315,9 @@ int compare_dist(const GeoPoint& a, const GeoPoint& b, bool desc) {
 
 // Sorts v[lo, hi] (inclusive) into place as Redis's pqsort does: the quicksort of Bentley and
 // McIlroy ("Engineering a sort function", 1993: median of three or ninther pivot, split in
-// three parts with equal keys swapped to the ends, insertion sort below 7 elements or when a
-// pass swapped nothing), recursing only into parts that overlap [lo, hi]. The elements outside
+// three parts with equal keys swapped to the ends, insertion sort below 7 elements; Redis's copy
+// has no switch to insertion sort after a pass without swaps), recursing only into parts that
+// overlap [lo, hi]. The elements outside
 // end up in some order; ties end up in this algorithm's order, which the replies show.
 void partial_sort(std::vector<GeoPoint>& v, std::size_t lo, std::size_t hi, bool desc) {
   auto cmp = [&](std::size_t i, std::size_t j) { return compare_dist(v[i], v[j], desc); };
@@ -354,12 +355,10 @@ void partial_sort(std::vector<GeoPoint>& v, std::size_t lo, std::size_t hi, bool
       }
       std::swap(v[a], v[pm]);
       std::size_t pa = a + 1, pb = a + 1, pc = a + n - 1, pd = a + n - 1;
-      bool swapped = false;
       for (;;) {
         int r;
         while (pb <= pc && (r = cmp(pb, a)) <= 0) {
           if (r == 0) {
-            swapped = true;
             std::swap(v[pa], v[pb]);
             ++pa;
           }
@@ -367,7 +366,6 @@ void partial_sort(std::vector<GeoPoint>& v, std::size_t lo, std::size_t hi, bool
         }
         while (pb <= pc && (r = cmp(pc, a)) >= 0) {
           if (r == 0) {
-            swapped = true;
             std::swap(v[pc], v[pd]);
             --pd;
           }
@@ -375,13 +373,8 @@ void partial_sort(std::vector<GeoPoint>& v, std::size_t lo, std::size_t hi, bool
         }
         if (pb > pc) break;
         std::swap(v[pb], v[pc]);
-        swapped = true;
         ++pb;
         --pc;
-      }
-      if (!swapped) {
-        insertion(a, n);
-        return;
       }
       const std::size_t pn = a + n;
       std::size_t r = std::min(pa - a, pb - pa);
