@@ -36,6 +36,19 @@ TIMEOUTS_MS = [b"10", b"1", b"20", b"-1", b"abc", b"1.5"]
 # EXPIRE ... GT/LT against an equal expiry set a millisecond earlier answers by the clock.
 SECONDS = [b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999", b"abc", b"1.5"]
 MILLIS = [b"0", b"-1", b"9223372036854775807", b"9223372036854775", b"abc"]
+# Geo: positions a few km apart (two Sicilian towns and points between them, repeated so that
+# members share cells and distances tie), the limits themselves (180, +-85.05112878), and values
+# out of range or malformed; radii and box sides from 0 to a few thousand (in m, km, ft or mi)
+# so that searches find some members and miss others.
+LONGITUDES = [b"13.361389", b"15.087269", b"13.5", b"14.2", b"13.361389", b"13.36", b"180",
+              b"-180", b"0"]
+LONGITUDES_EDGE = [b"180.000001", b"-181", b"inf", b"abc", b"", b"1e308", b"-0"]
+LATITUDES = [b"38.115556", b"37.502669", b"38", b"37.8", b"38.115556", b"38.1", b"85.05112878",
+             b"-85.05112878", b"0"]
+LATITUDES_EDGE = [b"85.05112879", b"-90", b"nan", b"abc", b"91", b"-inf"]
+DISTANCES = [b"0", b"1", b"10", b"50", b"100", b"200", b"1000", b"5000", b"3.5", b"200"]
+DISTANCES_EDGE = [b"-1", b"abc", b"inf", b"1e308", b"", b"-0", b"nan"]
+GEO_COUNTS = [b"1", b"2", b"3", b"1", b"5", b"10"]
 
 
 # The ACL categories that name a value type: a focus command's writers share one with it.
@@ -143,6 +156,12 @@ class Generator:
         if t == "unix-time":
             return r.choice(unix_millis() if "milli" in name else unix_seconds())
         if t == "double":
+            if name == "longitude":
+                return self.pick(LONGITUDES, LONGITUDES_EDGE, 0.1)
+            if name == "latitude":
+                return self.pick(LATITUDES, LATITUDES_EDGE, 0.1)
+            if name in ("radius", "width", "height"):
+                return self.pick(DISTANCES, DISTANCES_EDGE, 0.1)
             if name == "timeout" and blocking:
                 return r.choice(TIMEOUTS)
             if name in ("min", "max"):
@@ -157,6 +176,8 @@ class Generator:
                 if r.random() < 0.35:
                     return r.choice(SECONDS if name == "seconds" else MILLIS)
                 return self.relative_expiry(name == "seconds")
+            if name == "count" and cmd.startswith("geo"):
+                return self.pick(GEO_COUNTS, INTS_EDGE + [b"0", b"-1"], 0.1)
             if name == "index" and cmd == "select":
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
@@ -185,6 +206,10 @@ class Generator:
             i += 1
             flags = spec["flags"]
             if "optional" in flags and r.random() < 0.55:
+                continue
+            # GEORADIUS's STORE/STOREDIST refuse WITHDIST/WITHCOORD/WITHHASH: keep them rarer so
+            # that most calls search.
+            if spec.get("token") in ("STORE", "STOREDIST") and r.random() < 0.6:
                 continue
             if spec.get("name") == "numkeys" and i < len(specs):
                 # numkeys counts the keys that follow: generate them first, then the count.
