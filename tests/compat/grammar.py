@@ -209,7 +209,8 @@ class Generator:
                 continue
             # GEORADIUS's STORE/STOREDIST refuse WITHDIST/WITHCOORD/WITHHASH: keep them rarer so
             # that most calls search.
-            if spec.get("token") in ("STORE", "STOREDIST") and r.random() < 0.6:
+            if (cmd.startswith("georadius") and spec.get("token") in ("STORE", "STOREDIST")
+                    and r.random() < 0.6):
                 continue
             if spec.get("name") == "numkeys" and i < len(specs):
                 # numkeys counts the keys that follow: generate them first, then the count.
