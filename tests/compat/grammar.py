@@ -49,6 +49,11 @@ LATITUDES_EDGE = [b"85.05112879", b"-90", b"nan", b"abc", b"91", b"-inf"]
 DISTANCES = [b"0", b"1", b"10", b"50", b"100", b"200", b"1000", b"5000", b"3.5", b"200"]
 DISTANCES_EDGE = [b"-1", b"abc", b"inf", b"1e308", b"", b"-0", b"nan"]
 GEO_COUNTS = [b"1", b"2", b"3", b"1", b"5", b"10"]
+# Geo members: a small pool, so that GEODIST, GEOPOS and FROMMEMBER find what GEOADD added.
+GEO_MEMBERS = [b"a", b"b", b"c", b"d"]
+# The writer a sequence opens with when its focus command has this type category (otherwise any
+# writer of the category): searches need a populated key more than anything else.
+OPENERS = {"@geo": "geoadd"}
 
 
 # The ACL categories that name a value type: a focus command's writers share one with it.
@@ -157,9 +162,9 @@ class Generator:
             return r.choice(unix_millis() if "milli" in name else unix_seconds())
         if t == "double":
             if name == "longitude":
-                return self.pick(LONGITUDES, LONGITUDES_EDGE, 0.1)
+                return self.pick(LONGITUDES, LONGITUDES_EDGE, 0.04)
             if name == "latitude":
-                return self.pick(LATITUDES, LATITUDES_EDGE, 0.1)
+                return self.pick(LATITUDES, LATITUDES_EDGE, 0.04)
             if name in ("radius", "width", "height"):
                 return self.pick(DISTANCES, DISTANCES_EDGE, 0.1)
             if name == "timeout" and blocking:
@@ -182,6 +187,8 @@ class Generator:
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
         if t == "string":
+            if cmd.startswith("geo") and name.startswith("member"):
+                return self.pick(GEO_MEMBERS, MEMBERS + VALUES, 0.1)
             if name in ("min", "max"):
                 return self.pick(LEX_RANGE, MEMBERS)
             if name in ("start", "stop"):  # ZRANGE: an index, a score or a lex bound
@@ -277,7 +284,9 @@ class Generator:
         for i in range(n):
             x = r.random()
             if i == 0 and related and r.random() < 0.7:
-                c = r.choice(related)  # most sequences open by creating a value of its type
+                # Most sequences open by creating a value of its type.
+                openers = [OPENERS[k] for k in cats if OPENERS.get(k) in self.table]
+                c = r.choice(openers or related)
             elif focus and x < 0.45:
                 c = focus
             elif x < 0.7 and related:
