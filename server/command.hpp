@@ -159,6 +159,7 @@ std::span<const CommandSpec> stream_commands();     // XADD, XRANGE, XREAD... (s
 void set_stream_node_limits(std::uint64_t max_entries, std::uint64_t max_bytes);
 std::uint64_t stream_node_max_entries();
 std::uint64_t stream_node_max_bytes();
+std::span<const CommandSpec> geo_commands();  // GEOADD, GEOSEARCH... (server/commands/geo.cpp)
 
 // The merged table, built once (thread-safe static initialisation).
 class CommandTable {

@@ -81,7 +81,7 @@ CommandTable::CommandTable() : impl_(new Impl) {
         set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
         blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
         scripting_commands(), cluster_commands(), dump_commands(), introspection_commands(),
-        stream_commands()}) {
+        stream_commands(), geo_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);

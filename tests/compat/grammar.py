@@ -46,6 +46,25 @@ STREAM_IDS_EDGE = [b"*", b"$", b">", b"(1-0", b"(1", b"(0-1", b"(-", b"(+", b"("
                    b"18446744073709551615-18446744073709551615", b"18446744073709551615",
                    b"18446744073709551616", b"0-*", b"*-1", b"1\x00"]
 
+# Geo: positions a few km apart (two Sicilian towns and points between them, repeated so that
+# members share cells and distances tie), the limits themselves (180, +-85.05112878), and values
+# out of range or malformed; radii and box sides from 0 to a few thousand (in m, km, ft or mi)
+# so that searches find some members and miss others.
+LONGITUDES = [b"13.361389", b"15.087269", b"13.5", b"14.2", b"13.361389", b"13.36", b"180",
+              b"-180", b"0"]
+LONGITUDES_EDGE = [b"180.000001", b"-181", b"inf", b"abc", b"", b"1e308", b"-0"]
+LATITUDES = [b"38.115556", b"37.502669", b"38", b"37.8", b"38.115556", b"38.1", b"85.05112878",
+             b"-85.05112878", b"0"]
+LATITUDES_EDGE = [b"85.05112879", b"-90", b"nan", b"abc", b"91", b"-inf"]
+DISTANCES = [b"0", b"1", b"10", b"50", b"100", b"200", b"1000", b"5000", b"3.5", b"200"]
+DISTANCES_EDGE = [b"-1", b"abc", b"inf", b"1e308", b"", b"-0", b"nan"]
+GEO_COUNTS = [b"1", b"2", b"3", b"1", b"5", b"10"]
+# Geo members: a small pool, so that GEODIST, GEOPOS and FROMMEMBER find what GEOADD added.
+GEO_MEMBERS = [b"a", b"b", b"c", b"d"]
+# The writer a sequence opens with when its focus command has this type category (otherwise any
+# writer of the category): searches need a populated key more than anything else.
+OPENERS = {"@geo": "geoadd"}
+
 # RESTORE payloads: Redis 7.0's DUMP of one value per type and encoding (string, int, quicklist,
 # intset, set, listpack hash, listpack zset), and broken ones (a wrong CRC, RDB version 11, a
 # module type, a truncated list) that must answer the same errors.
@@ -187,6 +206,12 @@ class Generator:
         if t == "unix-time":
             return r.choice(unix_millis() if "milli" in name else unix_seconds())
         if t == "double":
+            if name == "longitude":
+                return self.pick(LONGITUDES, LONGITUDES_EDGE, 0.04)
+            if name == "latitude":
+                return self.pick(LATITUDES, LATITUDES_EDGE, 0.04)
+            if name in ("radius", "width", "height"):
+                return self.pick(DISTANCES, DISTANCES_EDGE, 0.1)
             if name == "timeout" and blocking:
                 return r.choice(TIMEOUTS)
             if name in ("min", "max"):
@@ -214,10 +239,14 @@ class Generator:
                 # or ABSTTL times); never a few milliseconds ahead, which would race the clock.
                 return self.pick([b"0", b"0", self.relative_expiry(False)],
                                  [b"-1", b"abc", b"9223372036854775807", b"-9223372036854775808"])
+            if name == "count" and cmd.startswith("geo"):
+                return self.pick(GEO_COUNTS, INTS_EDGE + [b"0", b"-1"], 0.1)
             if name == "index" and cmd == "select":
                 return self.pick([b"0", b"0", b"1", b"15"], [b"16", b"-1", b"abc"])
             return self.pick(INTS, INTS_EDGE)
         if t == "string":
+            if cmd.startswith("geo") and name.startswith("member"):
+                return self.pick(GEO_MEMBERS, MEMBERS + VALUES, 0.1)
             if name in ("min", "max"):
                 return self.pick(LEX_RANGE, MEMBERS)
             if name in ("start", "stop"):  # ZRANGE: an index, a score or a lex bound
@@ -244,6 +273,11 @@ class Generator:
             i += 1
             flags = spec["flags"]
             if "optional" in flags and r.random() < 0.55:
+                continue
+            # GEORADIUS's STORE/STOREDIST refuse WITHDIST/WITHCOORD/WITHHASH: keep them rarer so
+            # that most calls search.
+            if (cmd.startswith("georadius") and spec.get("token") in ("STORE", "STOREDIST")
+                    and r.random() < 0.6):
                 continue
             if spec.get("name") == "numkeys" and i < len(specs):
                 # numkeys counts the keys that follow: generate them first, then the count.
@@ -310,7 +344,9 @@ class Generator:
         for i in range(n):
             x = r.random()
             if i == 0 and related and r.random() < 0.7:
-                c = r.choice(related)  # most sequences open by creating a value of its type
+                # Most sequences open by creating a value of its type.
+                openers = [OPENERS[k] for k in cats if OPENERS.get(k) in self.table]
+                c = r.choice(openers or related)
             elif focus and x < 0.45:
                 c = focus
             elif x < 0.7 and related:
