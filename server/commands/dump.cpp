@@ -38,8 +38,16 @@ bool live_value(CommandContext& ctx, std::string_view key, Value* out) {
 void dump_cmd(CommandContext& ctx) {
   Value v;
   std::string payload;
-  if (!live_value(ctx, ctx.arg(1), &v) || !rdb::dump_value(v.obj, &payload)) {
+  if (!live_value(ctx, ctx.arg(1), &v)) {
     ctx.reply.null();
+    return;
+  }
+  if (v.obj->type() == ObjectType::kStream) {
+    ctx.reply.error("ERR DUMP of a stream is not supported by kvlab yet");
+    return;
+  }
+  if (!rdb::dump_value(v.obj, &payload)) {
+    ctx.reply.null();  // a container emptied meanwhile: the key is gone
     return;
   }
   ctx.reply.bulk(payload);

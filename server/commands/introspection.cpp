@@ -19,6 +19,7 @@
 
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
+#include "server/commands/stream.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/value_types.hpp"
 #include "server/monitor.hpp"
@@ -469,6 +470,18 @@ std::uint64_t memory_usage(std::string_view key, const Value& v, std::int64_t sa
         sum += alloc_size(sizeof(ZSet::Node) + 21) + alloc_size(32) + 8 + 8 +
                string_heap(n->member.size());
       return total + alloc_size(sizeof(ZSetObject)) + (take == 0 ? 0 : sum * z.size() / take);
+    }
+    case ObjectType::kStream: {
+      // A map node per entry (48 bytes + its ID) and the entry's vector of field/value strings.
+      const auto& c = static_cast<const StreamObject&>(o);
+      const auto& e = c.data.entries();
+      return total + alloc_size(sizeof(StreamObject)) +
+             sampled(e.begin(), e.end(), e.size(), samples, [](const auto& kv) {
+               std::uint64_t sz = alloc_size(48 + sizeof(kv.first)) +
+                                  alloc_size(kv.second.size() * sizeof(std::string));
+               for (const std::string& f : kv.second) sz += string_heap(f.size());
+               return sz;
+             });
     }
   }
   return total;

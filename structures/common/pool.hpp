@@ -136,6 +136,10 @@ inline void* allocate_zeroed(std::size_t n) {
 
 // Gives back a block from allocate(n) or allocate_zeroed(n) (any thread's); n must be the size it
 // was allocated with.
+#pragma GCC diagnostic push
+// GCC 12 pairs this free() with the operator new of allocate() for n <= kMaxSize after inlining
+// both into one caller, and warns; the size decides the path on both sides, so they never meet.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 inline void deallocate(void* p, std::size_t n) noexcept {
   if (n > kMaxSize) return std::free(p);
   if constexpr (kBypass) return ::operator delete(p);
@@ -152,6 +156,7 @@ inline void deallocate(void* p, std::size_t n) noexcept {
   bin.head = b;
   ++bin.count;
 }
+#pragma GCC diagnostic pop
 
 // Bytes held in the calling thread's cache (tests, diagnostics).
 std::size_t cached_bytes() noexcept;
