@@ -87,6 +87,7 @@ class Kvlab {
       .reference = "CLHT (David et al., ASPLOS 2015) + SwissTable tags + growt migration",
       .summary = "own: cache-line buckets of tags, lock-free find, per-bucket writers, online resize",
       .atomic_update_native = true,
+      .update_runs_once = true,
   };
 
   Kvlab() : Kvlab(MapOptions{}) {}
