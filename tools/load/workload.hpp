@@ -48,7 +48,7 @@ class Workload {
 
  private:
   struct Segment {
-    enum Kind { kLiteral, kKey, kData } kind;
+    enum Kind { kLiteral, kKey, kData, kRandKey, kRandInt } kind;
     std::string bytes;  // kLiteral: "$len\r\narg\r\n"; kData: the same for the data blob
   };
   struct Encoded {
