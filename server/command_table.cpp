@@ -4,9 +4,11 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "server/atomicity.hpp"
 #include "server/blocking.hpp"
@@ -336,6 +338,11 @@ void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
 
 // Runs cmd under the atomicity scheme: no gate for commands without keys, the single-key path for
 // one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
+struct GateScratch {
+  std::vector<std::string_view> keys;
+  std::vector<std::uint32_t> held;
+};
+
 void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   const std::uint32_t f = cmd->flags;
   // Locks already held, or no keyspace keys (shard channels).
@@ -363,10 +370,22 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
     }
   }
   thread_local std::vector<std::size_t> idx;
-  std::vector<std::string_view> keys;
+  // The keys and held stripes live in per-thread scratch vectors, one pair per nesting level
+  // (a command run by a script may come back here), so that MSET or a 2-key command allocates
+  // nothing: two heap allocations were about 5 % of a 2-key MSET's server CPU.
+  thread_local std::vector<std::unique_ptr<GateScratch>> scratch;
+  thread_local std::size_t depth = 0;
+  if (scratch.size() <= depth) scratch.push_back(std::make_unique<GateScratch>());
+  GateScratch& mine = *scratch[depth];
+  struct Nest {
+    std::size_t& d;
+    ~Nest() { --d; }
+  } nest{++depth};
+  std::vector<std::string_view>& keys = mine.keys;
+  std::vector<std::uint32_t>& held = mine.held;
+  keys.clear();
   idx.clear();
   command_keys(*cmd, ctx.argv, &idx);  // a malformed numkeys form locks what it found
-  keys.reserve(idx.size());
   for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
   bool distinct = false;
   for (std::string_view k : keys) distinct = distinct || k != keys.front();
@@ -381,7 +400,6 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
     gate.end_single(stripe);
     return;
   }
-  std::vector<std::uint32_t> held;
   gate.begin_multi(w, keys, wide, &held);
   if (!wide && wakes_blocked(ctx, cmd, keys)) {
     gate.end_multi(w, &held);

@@ -91,6 +91,10 @@ struct BackendTraits {
   bool single_consumer = false;  // queues: REQUIRES at most one thread in try_pop at a time
   bool concurrent_for_each = true;    // maps: for_each may run concurrently with writers
   bool atomic_update_native = false;  // update needs no extra per-value cell lock
+  // maps: update runs fn exactly once per call, under a lock that excludes every other write of
+  // the key, and stores what it returns; fn may then change state outside the map exactly once
+  // (the server appends to a string in place).
+  bool update_runs_once = false;
 };
 
 // The result of an update function: keep the current state, store a value, or remove the key.

@@ -284,24 +284,43 @@ void msetnx_cmd(CommandContext& ctx) {
   ctx.reply.integer(1);
 }
 
+// APPEND writes in place when it may (object.hpp, invariant 2): the key's value is a growable
+// string that no one else references and that has room, and the backend runs update functions
+// exactly once under the key's lock, so the append happens once and no other writer runs beside
+// it. Otherwise it stores a growable copy, and the next appends to the key go in place: a key
+// appended to n times copies O(total bytes) instead of O(n^2). A missing key gets an exact-size
+// string, as in Redis (most keys appended once stay so). Readers need no lock: they see the old
+// length or the new one, never a torn value.
 void append_cmd(CommandContext& ctx) {
-  const std::string_view add = ctx.arg(2);
+  const std::string_view key = ctx.arg(1), add = ctx.arg(2);
+  const bool may_write_in_place = ctx.ks.traits().update_runs_once;
   std::size_t new_len = 0;
-  bool wrong_type = false, too_big = false;
-  ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
+  bool wrong_type = false, too_big = false, in_place = false;
+  ctx.ks.update(key, [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
     too_big = false;
+    in_place = false;
     if (wrong_type) return U::keep();
-    const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
-    if (base.size() + add.size() > kMaxString) {
+    if (v == nullptr) {
+      new_len = add.size();
+      return U::assign(Value{make_str(add), 0});
+    }
+    const std::size_t len = v->obj->size();
+    if (len + add.size() > kMaxString) {
       too_big = true;
       return U::keep();
     }
-    new_len = base.size() + add.size();
-    return U::assign(
-        Value{ObjectRef(Object::make_string(base, add)), v != nullptr ? v->expire_ms : 0});
+    if (may_write_in_place && v->obj->appendable(add.size())) {
+      in_place = true;  // runs once (update_runs_once): the append below happens exactly once
+      new_len = v->obj.mutable_get()->append_in_place(add);
+      return U::keep();
+    }
+    new_len = len + add.size();
+    return U::assign(Value{ObjectRef(Object::make_growable(v->obj->str(), add, kMaxString)),
+                           v->expire_ms});
   });
+  if (in_place) ctx.ks.touch(key);  // modified without a new Value: WATCH and blocked clients
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
   } else if (too_big) {
@@ -366,12 +385,14 @@ void setrange_cmd(CommandContext& ctx) {
   const std::string_view add = ctx.arg(3);
   const bool too_big = static_cast<std::uint64_t>(offset) + add.size() > kMaxString;
   const auto off = static_cast<std::size_t>(offset);
+  const bool may_write_in_place = ctx.ks.traits().update_runs_once;
   std::size_t new_len = 0;
-  bool wrong_type = false, refused = false;
+  bool wrong_type = false, refused = false, in_place = false;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
     refused = false;
+    in_place = false;
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     if (add.empty()) {  // nothing to write: report the length, create nothing
@@ -382,12 +403,19 @@ void setrange_cmd(CommandContext& ctx) {
       refused = true;
       return U::keep();
     }
+    if (may_write_in_place && v != nullptr && off >= base.size() &&
+        v->obj->appendable(off - base.size() + add.size())) {  // past the end: as APPEND
+      in_place = true;
+      new_len = v->obj.mutable_get()->append_in_place(add, off - base.size());
+      return U::keep();
+    }
     new_len = std::max(base.size(), off + add.size());
     Object* o = Object::make_zeroed(new_len);
     if (!base.empty()) std::memcpy(o->bytes(), base.data(), base.size());
     std::memcpy(o->bytes() + off, add.data(), add.size());
     return U::assign(Value{ObjectRef(o), v != nullptr ? v->expire_ms : 0});
   });
+  if (in_place) ctx.ks.touch(ctx.arg(1));
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
   } else if (refused) {

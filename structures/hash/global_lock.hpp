@@ -19,6 +19,7 @@ struct GlobalLockTag {
       .reference = "KeyDB global storage lock",
       .summary = "one std::unordered_map, one std::mutex (KeyDB's model)",
       .atomic_update_native = true,
+      .update_runs_once = true,
   };
 };
 

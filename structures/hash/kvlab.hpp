@@ -89,6 +89,7 @@ class Kvlab {
       .summary =
           "own: cache-line buckets of tags, lock-free find, per-bucket writers, online resize",
       .atomic_update_native = true,
+      .update_runs_once = true,
   };
 
   Kvlab() : Kvlab(MapOptions{}) {}

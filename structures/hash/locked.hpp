@@ -21,6 +21,7 @@ struct LockedTag {
       .reference = "lock striping (Herlihy & Shavit, TAoMP ch. 13)",
       .summary = "64 shards of std::unordered_map, a shared_mutex each (baseline)",
       .atomic_update_native = true,
+      .update_runs_once = true,
   };
 };
 

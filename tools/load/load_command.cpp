@@ -264,8 +264,10 @@ void add_load(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--requests", c.requests, "stop after N requests in total instead of a duration");
   sub->add_option("--warmup", o->warmup, "unmeasured time before each step")->capture_default_str();
-  sub->add_option("--command", o->commands,
-                  "memtier-style template, e.g. \"SET __key__ __data__\" (repeatable)");
+  sub->add_option(
+      "--command", o->commands,
+      "memtier-style template, e.g. \"SET __key__ __data__\" (repeatable); __key__ is one key per "
+      "request, __rand_key__ a key drawn for each occurrence, __rand_int__ a number below --keys");
   sub->add_option("--command-ratio", o->command_ratio,
                   "weights of the --command templates, e.g. 1:10");
   sub->add_option("--ratio", o->ratio, "SET:GET mix, e.g. 1:10 (default: GET only)");

@@ -50,6 +50,10 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
           e.keys = std::max(e.keys, k + 1);
         } else if (a == "__data__") {
           e.segments.push_back({Segment::kData, {}});
+        } else if (a == "__rand_key__") {
+          e.segments.push_back({Segment::kRandKey, {}});
+        } else if (a == "__rand_int__") {
+          e.segments.push_back({Segment::kRandInt, {}});
         } else {
           e.segments.push_back({Segment::kLiteral, bulk(a)});
         }
@@ -158,6 +162,19 @@ unsigned Workload::append_request(KeyStream& s, std::string& out) const {
         if (!have[seg.key]) keys[seg.key] = next_key(s), have[seg.key] = true;
         append_key(keys[seg.key], out);
         break;
+      case Segment::kRandKey:  // a key of its own, as redis-benchmark draws each __rand_int__
+        append_key(next_key(s), out);
+        break;
+      case Segment::kRandInt: {  // a uniform number below --keys (set members, hash fields)
+        char digits[24];
+        const auto r = std::to_chars(digits, digits + sizeof digits, s.rng.next() % config_.keys);
+        out += '$';
+        out += std::to_string(r.ptr - digits);
+        out += "\r\n";
+        out.append(digits, r.ptr);
+        out += "\r\n";
+        break;
+      }
     }
   }
   return e.replies;

@@ -71,7 +71,7 @@ class Workload {
 
  private:
   struct Segment {
-    enum Kind { kLiteral, kKey, kData } kind;
+    enum Kind { kLiteral, kKey, kData, kRandKey, kRandInt } kind;
     std::string bytes;  // kLiteral: "*argc\r\n" or "$len\r\narg\r\n"
     unsigned key = 0;   // kKey: 0 for __key__, i for __keyi__
   };

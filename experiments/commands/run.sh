@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# Per-command efficiency against Redis (issue 21): requests/s and requests per server CPU-second of
+# twelve commands on redis-server and on kvlab-server --threads 1 and --threads 2, driven by two
+# closed-loop clients of different design (redis-benchmark, and `kvlab load` with memtier-style
+# --command templates), at pipeline 30 and pipeline 1.
+#
+#   experiments/commands/run.sh [--quick] [--reps N] [--commands set,get,...] [--clients rb,load]
+#                               [--pipelines 30,1] [--kvlab-threads 1,2] [--scale X]
+#
+# Method: the three servers run side by side (idle ones sleep in epoll_wait); each measurement
+# empties the server (FLUSHALL), prefills the keys GET and MGET read, snapshots the server's
+# utime+stime (/proc/PID/stat), runs the client, and reads the CPU again. One repetition measures
+# every server once per (command, client, pipeline), the servers in a rotated order, so a slow
+# moment of this shared machine falls on every server in turn. The result is the median over the
+# repetitions of the paired ratios kvlab/redis (and threads-2/threads-1), never a ratio of medians.
+# Every client: one thread, 25 connections, random keys over 100,000, 256-byte values.
+#
+# --quick: 5 repetitions of about one second each, pipeline 30 only, --threads 1 only (about 4
+# minutes). Default: 5 repetitions, pipelines 30 and 1, --threads 1 and 2.
+# Output: experiments/results/commands/TIMESTAMP/results.csv (every measurement) and summary.md.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+export KVLAB_ROOT="$root"
+exec /usr/bin/python3 - "$@" <<'PY'
+import argparse, csv, datetime, os, re, socket, statistics, subprocess, sys, time
+
+root = os.environ["KVLAB_ROOT"]
+ap = argparse.ArgumentParser(prog="experiments/commands/run.sh")
+ap.add_argument("--quick", action="store_true")
+ap.add_argument("--reps", type=int, default=5)
+ap.add_argument("--commands", default="set,get,mget,setnx,append,incr,lpush,rpush,sadd,hset,mset,ping")
+ap.add_argument("--clients", default="rb,load")
+ap.add_argument("--pipelines", default=None)
+ap.add_argument("--kvlab-threads", default=None)
+ap.add_argument("--scale", type=float, default=1.0, help="multiplies every request count / duration")
+ap.add_argument("--kvlab-server", default=os.environ.get("KVLAB_SERVER", f"{root}/build/server/kvlab-server"))
+ap.add_argument("--kvlab", default=f"{root}/build/tools/cli/kvlab")
+ap.add_argument("--from", dest="from_csv", default=None,
+                help="summarize an earlier results.csv instead of measuring")
+ap.add_argument("--baseline", default=None,
+                help="a second kvlab-server binary measured as 'base' (--threads 1) for A/B ratios")
+args = ap.parse_args()
+pipelines = [int(p) for p in (args.pipelines or ("30" if args.quick else "30,1")).split(",")]
+kthreads = [int(t) for t in (args.kvlab_threads or ("1" if args.quick else "1,2")).split(",")]
+commands = args.commands.split(",")
+clients = args.clients.split(",")
+
+KEYS = 100000
+DATA = "x" * 256
+# (redis-benchmark arguments, kvlab load template); the same command shape for both clients:
+# redis-benchmark draws every __rand_int__ separately, and so does kvlab load for __rand_key__
+# (a key) and __rand_int__ (a member or field); __key__ is one key per request, as in memtier.
+R = "__rand_int__"
+TEMPLATES = {
+    "set": (["SET", f"key:{R}", DATA], "SET __key__ __data__"),
+    "get": (["GET", f"key:{R}"], "GET __key__"),
+    "mget": (["MGET"] + [f"key:{R}"] * 4, "MGET __rand_key__ __rand_key__ __rand_key__ __rand_key__"),
+    "setnx": (["SETNX", f"key:{R}", DATA], "SETNX __key__ __data__"),
+    "append": (["APPEND", f"key:{R}", DATA], "APPEND __key__ __data__"),
+    "incr": (["INCR", f"key:{R}"], "INCR __key__"),
+    "lpush": (["LPUSH", f"key:{R}", DATA], "LPUSH __key__ __data__"),
+    "rpush": (["RPUSH", f"key:{R}", DATA], "RPUSH __key__ __data__"),
+    "sadd": (["SADD", f"key:{R}", f"m:{R}"], "SADD __key__ __rand_int__"),
+    "hset": (["HSET", f"key:{R}", f"f:{R}", DATA], "HSET __key__ __rand_int__ __data__"),
+    "mset": (["MSET", f"key:{R}", DATA, f"key:{R}", DATA], "MSET __rand_key__ __data__ __rand_key__ __data__"),
+    "ping": (["PING"], "PING"),
+}
+PREFILL = {"get", "mget"}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15)
+
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    def __init__(self, name, argv, port):
+        self.name, self.port = name, port
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.cli("PING") == "PONG":
+                return
+            time.sleep(0.05)
+        raise SystemExit(f"{name} did not start")
+
+    def cli(self, *words):
+        r = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True, text=True)
+        return r.stdout.strip()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def rb_requests(pipeline):
+    base = 400000 if pipeline >= 30 else 60000
+    return max(1000, int(base * args.scale * (1 if args.quick else 2)))
+
+
+def load_seconds():
+    return max(0.3, args.scale * (1.0 if args.quick else 2.0))
+
+
+def prefill(server, client):
+    if client == "rb":
+        subprocess.run(["redis-benchmark", "-p", str(server.port), "-c", "25", "-P", "30", "-n",
+                        str(3 * KEYS), "-r", str(KEYS), "-q", "SET", f"key:{R}", DATA],
+                       capture_output=True, check=True)
+    else:
+        subprocess.run([args.kvlab, "load", "--port", str(server.port), "-c", "25", "--pipeline",
+                        "30", "--keys", str(KEYS), "--data-size", "256", "--prefill", "--requests",
+                        "1", "-q"], capture_output=True, check=True)
+
+
+def measure(server, cmd, client, pipeline):
+    server.cli("FLUSHALL")
+    if cmd in PREFILL:
+        prefill(server, client)
+    rb_args, template = TEMPLATES[cmd]
+    before = cpu_ticks(server.proc.pid)
+    t0 = time.monotonic()
+    if client == "rb":
+        n = rb_requests(pipeline)
+        out = subprocess.run(["redis-benchmark", "-p", str(server.port), "-c", "25", "-P",
+                              str(pipeline), "-n", str(n), "-r", str(KEYS), "-q", *rb_args],
+                             capture_output=True, text=True, check=True).stdout
+        last = out.replace("\r", "\n").strip().splitlines()[-1]
+        m = re.search(r"([0-9.]+) requests per second", last)
+        if not m:
+            raise SystemExit(f"cannot parse redis-benchmark output: {last!r}")
+        rps, requests = float(m.group(1)), n
+    else:
+        out = subprocess.run([args.kvlab, "load", "--port", str(server.port), "-t", "1", "-c",
+                              "25", "--pipeline", str(pipeline), "--duration",
+                              f"{int(load_seconds() * 1000)}ms", "--keys", str(KEYS),
+                              "--data-size", "256", "--command", template, "--format", "csv",
+                              "-q"], capture_output=True, text=True, check=True).stdout
+        rows = list(csv.DictReader(out.strip().splitlines()[-2:]))
+        rps, requests = float(rows[0]["served_rate"]), int(rows[0]["requests"])
+        bad = int(rows[0]["errors"]) + int(rows[0]["error_replies"]) + int(rows[0]["timeouts"])
+        if bad:  # kept, and flagged: a loaded machine can time out a request in the drain
+            print(f"warning: {server.name} {cmd} P{pipeline}: {bad} errors/timeouts", file=sys.stderr)
+    wall = time.monotonic() - t0
+    cpu = (cpu_ticks(server.proc.pid) - before) / HZ
+    return {"rps": rps, "requests": requests, "cpu_s": cpu, "wall_s": wall,
+            "per_cpu_s": requests / cpu if cpu > 0 else float("nan")}
+
+
+class Named:
+    def __init__(self, name):
+        self.name = name
+
+
+def load_rows(path):
+    out = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            cpu = float(r["cpu_s"])
+            out.append((int(r["rep"]), r["command"], r["client"], int(r["pipeline"]), r["server"],
+                        {"rps": float(r["rps"]), "requests": int(r["requests"]), "cpu_s": cpu,
+                         "per_cpu_s": int(r["requests"]) / cpu if cpu > 0 else float("nan")}))
+    return out
+
+
+stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+outdir = f"{root}/experiments/results/commands/{stamp}"
+servers = []
+if args.from_csv:
+    rows = load_rows(args.from_csv)
+    outdir = os.path.dirname(os.path.abspath(args.from_csv))
+    names = list(dict.fromkeys(r[4] for r in rows))
+    servers = [Named(n) for n in names]
+    commands = list(dict.fromkeys(r[1] for r in rows))
+    clients = list(dict.fromkeys(r[2] for r in rows))
+    pipelines = list(dict.fromkeys(r[3] for r in rows))
+    kthreads = sorted(int(n[len("kvlab-t"):]) for n in names if n.startswith("kvlab-t"))
+    args.reps = max(r[0] for r in rows) + 1
+    args.baseline = args.baseline or ("base-t1" in names)
+os.makedirs(outdir, exist_ok=True)
+try:
+  if not args.from_csv:
+      p = free_port()
+      servers.append(Server("redis", ["redis-server", "--port", str(p), "--bind", "127.0.0.1",
+                                      "--save", "", "--appendonly", "no"], p))
+      for t in kthreads:
+          p = free_port()
+          servers.append(Server(f"kvlab-t{t}", [args.kvlab_server, "--port", str(p), "--threads",
+                                                str(t)], p))
+      if args.baseline:
+          p = free_port()
+          servers.append(Server("base-t1", [args.baseline, "--port", str(p), "--threads", "1"], p))
+      rows = []
+      with open(f"{outdir}/results.csv", "w", newline="") as f:
+          w = csv.writer(f)
+          w.writerow(["rep", "command", "client", "pipeline", "server", "rps", "requests", "cpu_s",
+                      "requests_per_cpu_s"])
+          for rep in range(args.reps):
+              for ci, cmd in enumerate(commands):
+                  for client in clients:
+                      for pipeline in pipelines:
+                          k = (rep + ci) % len(servers)
+                          for s in servers[k:] + servers[:k]:  # rotated order
+                              r = measure(s, cmd, client, pipeline)
+                              rows.append((rep, cmd, client, pipeline, s.name, r))
+                              w.writerow([rep, cmd, client, pipeline, s.name, f"{r['rps']:.0f}",
+                                          r["requests"], f"{r['cpu_s']:.2f}",
+                                          f"{r['per_cpu_s']:.0f}"])
+                              f.flush()
+              print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
+finally:
+    for s in servers:
+        if isinstance(s, Server):
+            s.stop()
+
+# Paired ratios per repetition, then medians.
+def get(rep, cmd, client, pipeline, name):
+    for r in rows:
+        if r[:5] == (rep, cmd, client, pipeline, name):
+            return r[5]
+    return None
+
+
+def med_ratio(cmd, client, pipeline, num, den, key):
+    vals = []
+    for rep in range(args.reps):
+        a, b = get(rep, cmd, client, pipeline, num), get(rep, cmd, client, pipeline, den)
+        if a and b and b[key] > 0:
+            vals.append(a[key] / b[key])
+    return statistics.median(vals) if vals else float("nan")
+
+
+def geomean(xs):
+    xs = [x for x in xs if x == x and x > 0]
+    return statistics.geometric_mean(xs) if xs else float("nan")
+
+
+lines = [f"# kvlab-server vs redis-server per command ({stamp}; {args.reps} repetitions, "
+         f"median of paired ratios)", ""]
+cols = []
+for client in clients:
+    for pipeline in pipelines:
+        for t in kthreads:
+            cols.append((client, pipeline, f"kvlab-t{t}", "redis", "per_cpu_s", f"{client} P{pipeline} t{t}/redis req/CPU-s"))
+            cols.append((client, pipeline, f"kvlab-t{t}", "redis", "rps", f"{client} P{pipeline} t{t}/redis req/s"))
+        if len(kthreads) > 1:
+            cols.append((client, pipeline, f"kvlab-t{kthreads[1]}", f"kvlab-t{kthreads[0]}", "rps", f"{client} P{pipeline} t{kthreads[1]}/t{kthreads[0]} req/s"))
+        if args.baseline:
+            cols.append((client, pipeline, f"kvlab-t1", "base-t1", "per_cpu_s", f"{client} P{pipeline} new/base req/CPU-s"))
+            cols.append((client, pipeline, f"kvlab-t1", "base-t1", "rps", f"{client} P{pipeline} new/base req/s"))
+lines.append("| command | " + " | ".join(c[5] for c in cols) + " |")
+lines.append("|---" * (len(cols) + 1) + "|")
+table = {c: [] for c in range(len(cols))}
+for cmd in commands:
+    cells = []
+    for i, (client, pipeline, num, den, key, _) in enumerate(cols):
+        v = med_ratio(cmd, client, pipeline, num, den, key)
+        table[i].append(v)
+        cells.append(f"{v:.2f}")
+    lines.append(f"| {cmd.upper()} | " + " | ".join(cells) + " |")
+lines.append("| geomean | " + " | ".join(f"{geomean(table[i]):.2f}" for i in range(len(cols))) + " |")
+lines.append("")
+lines.append("Absolute medians (requests/s; requests per server CPU-second):")
+lines.append("")
+for client in clients:
+    for pipeline in pipelines:
+        for cmd in commands:
+            parts = []
+            for s in servers:
+                rs = [get(rep, cmd, client, pipeline, s.name) for rep in range(args.reps)]
+                rs = [r for r in rs if r]
+                parts.append(f"{s.name} {statistics.median(r['rps'] for r in rs):.0f} / "
+                             f"{statistics.median(r['per_cpu_s'] for r in rs):.0f}")
+            lines.append(f"- {client} P{pipeline} {cmd.upper()}: " + "; ".join(parts))
+with open(f"{outdir}/summary.md", "w") as f:
+    f.write("\n".join(lines) + "\n")
+print("\n".join(lines))
+print(f"\nraw: {outdir}/results.csv", file=sys.stderr)
+PY
