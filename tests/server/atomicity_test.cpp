@@ -154,18 +154,30 @@ TEST_SUITE("server") {
       const char* cmd;
     };
     const Case cases[] = {
-        {"SADD k a", "SADD k a"},           {"SADD k a", "SADD k b"},
-        {"SADD k a", "SREM k zz"},          {"SADD k a b", "SREM k a"},
-        {"HSET k f v", "HDEL k zz"},        {"HSET k f v", "HDEL k f"},
-        {"HSET k f v", "HSETNX k f w"},     {"HSET k f v", "HSETNX k g w"},
-        {"HSET k f v", "HSET k f v"},       {"ZADD k 1 a", "ZREM k zz"},
-        {"ZADD k 1 a 2 b", "ZREM k a"},     {"ZADD k 1 a", "ZADD k NX 5 a"},
-        {"ZADD k 1 a", "ZADD k 1 a"},       {"ZADD k 1 a", "ZADD k 2 a"},
-        {"RPUSH k a b", "LREM k 0 zz"},     {"RPUSH k a b", "LREM k 0 a"},
-        {"RPUSH k a b", "LINSERT k BEFORE zz x"}, {"RPUSH k a b", "LINSERT k BEFORE a x"},
-        {"SET k v", "SET k v"},             {"SET k v", "SETNX k w"},
-        {"SET other v", "DEL k"},           {"SET other v", "EXPIRE k 100"},
-        {"RPUSH k a", "LPUSHX k b"},        {"SET other v", "LPUSHX k b"},
+        {"SADD k a", "SADD k a"},
+        {"SADD k a", "SADD k b"},
+        {"SADD k a", "SREM k zz"},
+        {"SADD k a b", "SREM k a"},
+        {"HSET k f v", "HDEL k zz"},
+        {"HSET k f v", "HDEL k f"},
+        {"HSET k f v", "HSETNX k f w"},
+        {"HSET k f v", "HSETNX k g w"},
+        {"HSET k f v", "HSET k f v"},
+        {"ZADD k 1 a", "ZREM k zz"},
+        {"ZADD k 1 a 2 b", "ZREM k a"},
+        {"ZADD k 1 a", "ZADD k NX 5 a"},
+        {"ZADD k 1 a", "ZADD k 1 a"},
+        {"ZADD k 1 a", "ZADD k 2 a"},
+        {"RPUSH k a b", "LREM k 0 zz"},
+        {"RPUSH k a b", "LREM k 0 a"},
+        {"RPUSH k a b", "LINSERT k BEFORE zz x"},
+        {"RPUSH k a b", "LINSERT k BEFORE a x"},
+        {"SET k v", "SET k v"},
+        {"SET k v", "SETNX k w"},
+        {"SET other v", "DEL k"},
+        {"SET other v", "EXPIRE k 100"},
+        {"RPUSH k a", "LPUSHX k b"},
+        {"SET other v", "LPUSHX k b"},
     };
     kvtest::ServerProcess kv({"--threads", "2"});
     kvtest::RedisProcess redis;
@@ -184,9 +196,9 @@ TEST_SUITE("server") {
         ran[p].push_back(!a("EXEC").is_nil());
       }
     }
-    const std::vector<bool> expected = {true, false, true, false, true, false, true, false, false,
-                                        true, false, true, true, false, true, false, true, false,
-                                        false, true, true, true, false, true};
+    const std::vector<bool> expected = {true,  false, true,  false, true, false, true,  false,
+                                        false, true,  false, true,  true, false, true,  false,
+                                        true,  false, false, true,  true, true,  false, true};
     for (std::size_t i = 0; i < std::size(cases); ++i) {
       CAPTURE(cases[i].setup);
       CAPTURE(cases[i].cmd);

@@ -147,10 +147,10 @@ TEST_SUITE("server") {
     for (const kvlab::BackendTraits& t : kvlab::registered_backends()) {
       if (t.family == "queue" || t.concurrent_erase) continue;
       std::string out;
-      const int code = kvtest::run_capture(
-          kvtest::server_path() + " --port " + std::to_string(kvtest::free_port()) +
-              " --threads 2 --backend " + std::string(t.name),
-          &out);
+      const int code = kvtest::run_capture(kvtest::server_path() + " --port " +
+                                               std::to_string(kvtest::free_port()) +
+                                               " --threads 2 --backend " + std::string(t.name),
+                                           &out);
       CHECK(code == 2);
       CHECK(out.find("concurrent_erase") != std::string::npos);
     }
@@ -170,8 +170,9 @@ TEST_SUITE("server") {
 
   TEST_CASE("placement dry-run prints one line per worker and exits") {
     std::string out;
-    CHECK(kvtest::run_capture(kvtest::server_path() + " --threads 2 --placement compact --placement-dry-run",
-                              &out) == 0);
+    CHECK(kvtest::run_capture(
+              kvtest::server_path() + " --threads 2 --placement compact --placement-dry-run",
+              &out) == 0);
     CHECK(out.find("worker 0:") != std::string::npos);
     CHECK(out.find("worker 1:") != std::string::npos);
   }

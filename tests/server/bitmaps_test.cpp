@@ -20,9 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -42,13 +45,6 @@ Client& client() {
   return c;
 }
 
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kSyntax = "ERR syntax error";
 constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
 constexpr std::string_view kBitOffset = "ERR bit offset is not an integer or out of range";

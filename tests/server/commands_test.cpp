@@ -5,8 +5,10 @@
 
 #include <set>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
 using kvtest::Reply;
 
@@ -20,11 +22,6 @@ kvtest::ServerProcess& server() {
 Client& client() {
   static Client c(server().port());
   return c;
-}
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
 }
 
 }  // namespace
@@ -228,7 +225,8 @@ TEST_SUITE("server") {
     CHECK(c("EXISTS e1").integer == 0);
     check_error(c("EXPIRE e1 10 NX XX"),
                 "ERR NX and XX, GT or LT options at the same time are not compatible");
-    check_error(c("EXPIRE e1 10 GT LT"), "ERR GT and LT options at the same time are not compatible");
+    check_error(c("EXPIRE e1 10 GT LT"),
+                "ERR GT and LT options at the same time are not compatible");
     check_error(c("EXPIRE e1 10 FOO"), "ERR Unsupported option FOO");
     check_error(c("EXPIRE e1 abc"), "ERR value is not an integer or out of range");
     check_error(c("EXPIRE e1 9223372036854775807"), "ERR invalid expire time in 'expire' command");
@@ -329,7 +327,8 @@ TEST_SUITE("server") {
     CHECK(c("COMMAND").elements.size() == static_cast<std::size_t>(c("COMMAND COUNT").integer));
     Reply docs = c("COMMAND DOCS mget");
     REQUIRE(docs.elements.size() == 2);
-    CHECK(docs.elements[1].elements[1].str.find("atomic per key") == std::string::npos);  // atomic as a whole
+    CHECK(docs.elements[1].elements[1].str.find("atomic per key") ==
+          std::string::npos);  // atomic as a whole
     Reply save = c("CONFIG GET save");
     REQUIRE(save.elements.size() == 2);
     CHECK(save.elements[1].str == "");

@@ -27,8 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
 using kvtest::RedisProcess;
 using kvtest::Reply;
@@ -54,11 +56,6 @@ Client& redis_client() {
 
 constexpr std::string_view kBadPayload = "ERR DUMP payload version or checksum are wrong";
 constexpr std::string_view kBadFormat = "ERR Bad data format";
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
 
 using W = std::vector<std::string>;
 

@@ -13,9 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -30,13 +33,6 @@ Client& client() {
   return c;
 }
 
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 constexpr std::string_view kCorrupt = "INVALIDOBJ Corrupted HLL object detected";
 

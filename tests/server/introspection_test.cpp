@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "server/monitor.hpp"
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
 using kvtest::RedisProcess;
 using kvtest::Reply;
@@ -26,11 +28,6 @@ namespace {
 kvtest::ServerProcess& server() {
   static kvtest::ServerProcess s({"--threads", "2"});
   return s;
-}
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
 }
 
 void check_sub(const Reply& r, std::string_view kind, std::optional<std::string_view> name,

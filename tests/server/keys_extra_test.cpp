@@ -11,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -28,10 +31,6 @@ Client& client() {
   return c;
 }
 
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
 void check_int(const Reply& r, long long v) {
   CHECK(r.type == REDIS_REPLY_INTEGER);
   CHECK(r.integer == v);
@@ -53,8 +52,6 @@ W sorted_words(const Reply& r) {
   return v;
 }
 
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kSame = "ERR source and destination objects are the same";
 constexpr std::string_view kDbRange = "ERR DB index is out of range";
 constexpr std::string_view kNotInt = "ERR value is not an integer or out of range";

@@ -13,9 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -30,13 +33,6 @@ Client& client() {
   return c;
 }
 
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kNotInteger = "ERR value is not an integer or out of range";
 constexpr std::string_view kSyntax = "ERR syntax error";
 
@@ -53,7 +49,9 @@ std::vector<long long> ints(const Reply& r) {
 using V = std::vector<std::string>;
 using I = std::vector<long long>;
 
-bool is_empty_array(const Reply& r) { return r.type == REDIS_REPLY_ARRAY && r.elements.empty(); }
+bool is_empty_array(const Reply& r) {
+  return r.type == REDIS_REPLY_ARRAY && r.elements.empty();
+}
 
 // Field -> value from a flat HGETALL/HSCAN reply.
 std::map<std::string, std::string> pairs(const Reply& r) {
@@ -238,9 +236,10 @@ TEST_SUITE("server") {
     CHECK(ints(c("LPOS lq c COUNT 0 MAXLEN 7")) == I{2, 6});
     CHECK(c("LPOS lq c MAXLEN 2").is_nil());
     CHECK(is_empty_array(c("LPOS lq zz COUNT 0")));
-    check_error(c("LPOS lq c RANK 0"),
-                "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
-                "or use negative to start from the end of the list");
+    check_error(
+        c("LPOS lq c RANK 0"),
+        "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
+        "or use negative to start from the end of the list");
     check_error(c("LPOS lq c RANK x"), kNotInteger);
     check_error(c("LPOS lq c RANK -9223372036854775808"),
                 "ERR value is out of range, value must between -9223372036854775807 and "
@@ -307,7 +306,8 @@ TEST_SUITE("server") {
     check_error(c("RPOPLPUSH md"), "ERR wrong number of arguments for 'rpoplpush' command");
     Reply docs = c("COMMAND DOCS lmove");
     REQUIRE(docs.elements.size() == 2);
-    CHECK(docs.elements[1].elements[1].str.find("atomic per key") == std::string::npos);  // atomic as a whole
+    CHECK(docs.elements[1].elements[1].str.find("atomic per key") ==
+          std::string::npos);  // atomic as a whole
   }
 
   TEST_CASE("list commands on a string key and string commands on a list key answer WRONGTYPE") {
@@ -315,22 +315,24 @@ TEST_SUITE("server") {
     c("DEL wl ws");
     c("SET ws v");
     c("RPUSH wl a");
-    for (const char* cmd :
-         {"LPUSH ws a", "RPUSH ws a", "LPUSHX ws a", "RPUSHX ws a", "LPOP ws", "RPOP ws",
-          "LPOP ws 2", "LLEN ws", "LRANGE ws 0 -1", "LINDEX ws 0", "LSET ws 0 a", "LREM ws 0 a",
-          "LTRIM ws 0 1", "LPOS ws a", "LINSERT ws BEFORE a b", "RPOPLPUSH ws wl",
-          "HSET wl f v", "HGET wl f", "HLEN wl", "HGETALL wl"}) {
+    for (const char* cmd : {"LPUSH ws a",      "RPUSH ws a",  "LPUSHX ws a",
+                            "RPUSHX ws a",     "LPOP ws",     "RPOP ws",
+                            "LPOP ws 2",       "LLEN ws",     "LRANGE ws 0 -1",
+                            "LINDEX ws 0",     "LSET ws 0 a", "LREM ws 0 a",
+                            "LTRIM ws 0 1",    "LPOS ws a",   "LINSERT ws BEFORE a b",
+                            "RPOPLPUSH ws wl", "HSET wl f v", "HGET wl f",
+                            "HLEN wl",         "HGETALL wl"}) {
       CAPTURE(cmd);
       check_error(c(cmd), kWrongType);
     }
-    for (const char* cmd : {"GET wl", "APPEND wl x", "INCR wl", "STRLEN wl", "GETRANGE wl 0 1",
-                            "SET wl v GET", "GETSET wl v", "GETDEL wl", "INCRBYFLOAT wl 1",
-                            "SETRANGE wl 0 x", "GETEX wl"}) {
+    for (const char* cmd :
+         {"GET wl", "APPEND wl x", "INCR wl", "STRLEN wl", "GETRANGE wl 0 1", "SET wl v GET",
+          "GETSET wl v", "GETDEL wl", "INCRBYFLOAT wl 1", "SETRANGE wl 0 x", "GETEX wl"}) {
       CAPTURE(cmd);
       check_error(c(cmd), kWrongType);
     }
     CHECK(strs(c("MGET wl ws")) == V{"(nil)", "v"});
-    CHECK(c("LLEN wl").integer == 1);  // untouched by the failed commands
+    CHECK(c("LLEN wl").integer == 1);      // untouched by the failed commands
     CHECK(c("SET wl v").is_status("OK"));  // plain SET replaces any type, as in Redis
     CHECK(c("TYPE wl").is_status("string"));
   }
@@ -402,9 +404,9 @@ TEST_SUITE("server") {
     CHECK(c("HMSET h d 4 e 5").is_status("OK"));
     CHECK(c("HSETNX h a 99").integer == 0);
     CHECK(c("HSETNX h f 6").integer == 1);
-    CHECK(pairs(c("HGETALL h")) == std::map<std::string, std::string>{
-                                       {"a", "10"}, {"b", "2"}, {"c", "3"},
-                                       {"d", "4"}, {"e", "5"}, {"f", "6"}});
+    CHECK(pairs(c("HGETALL h")) ==
+          std::map<std::string, std::string>{
+              {"a", "10"}, {"b", "2"}, {"c", "3"}, {"d", "4"}, {"e", "5"}, {"f", "6"}});
     CHECK(c("TYPE h").is_status("hash"));
     check_error(c("HSET h a 1 b"), "ERR wrong number of arguments for 'hset' command");
     check_error(c("HSET h a"), "ERR wrong number of arguments for 'hset' command");
@@ -625,7 +627,8 @@ TEST_SUITE("server") {
       cursor = r.elements[0].str;
       for (const auto& f : r.elements[1].elements) seen2.insert(f.str);
       // Delete fields from the even half while scanning; the odd half must all be seen.
-      c.cmd({"HDEL", "big", "k" + std::to_string(2 * deleted), "k" + std::to_string(2 * deleted + 2)});
+      c.cmd({"HDEL", "big", "k" + std::to_string(2 * deleted),
+             "k" + std::to_string(2 * deleted + 2)});
       deleted += 2;
     } while (cursor != "0" && ++calls < 1000);
     for (int i = 1; i < 1000; i += 2) CHECK(seen2.count("k" + std::to_string(i)) == 1);

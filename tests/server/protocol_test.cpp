@@ -223,7 +223,8 @@ TEST_SUITE("server") {
           const std::string key = "race" + std::to_string(i % 4);
           switch ((i + t) % 3) {
             case 0: {
-              Reply r = c.cmd({"SET", key, key + ":" + std::to_string(t) + ":" + std::to_string(i)});
+              Reply r =
+                  c.cmd({"SET", key, key + ":" + std::to_string(t) + ":" + std::to_string(i)});
               if (!r.is_status("OK")) bad.fetch_add(1);
               break;
             }

@@ -10,8 +10,10 @@
 #include <set>
 #include <thread>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
 using kvtest::Reply;
 
@@ -20,11 +22,6 @@ namespace {
 kvtest::ServerProcess& server() {
   static kvtest::ServerProcess s({"--threads", "2"});
   return s;
-}
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
 }
 
 // Checks a (p)(un)subscribe confirmation: [kind, name|nil, count].

@@ -1,11 +1,12 @@
 // Unit tests of the incremental RESP2 request parser (server/resp_parser.hpp): no sockets.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "server/resp_parser.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "server/resp_parser.hpp"
 #include "server/strings_util.hpp"
 
 using kvlab::server::RequestParser;
@@ -234,10 +235,10 @@ TEST_SUITE("unit") {
       CHECK(scan.keys == 1);
     }
     // Inline commands, negative or absurd counts and lengths, missing CRLF: nothing is walked.
-    for (const char* bad : {"GET a\r\n", "*-1\r\n", "*2\r\n$-1\r\n", "*2\r\n$3\r\nGET\n",
-                            "*99999999999999\r\n", "*2\r\n$99999999999999\r\nx\r\n",
-                            "*2\r\n$3\r\nGETX\r\n$1\r\na\r\n", "*65\r\n", "", "*",
-                            "*2\r\n:3\r\nGET\r\n"}) {
+    for (const char* bad :
+         {"GET a\r\n", "*-1\r\n", "*2\r\n$-1\r\n", "*2\r\n$3\r\nGET\n", "*99999999999999\r\n",
+          "*2\r\n$99999999999999\r\nx\r\n", "*2\r\n$3\r\nGETX\r\n$1\r\na\r\n", "*65\r\n", "", "*",
+          "*2\r\n:3\r\nGET\r\n"}) {
       scan = scan_first_keys(bad, 8, keys, 8);
       CHECK_MESSAGE(scan.commands == 0, bad);
       CHECK(scan.keys == 0);

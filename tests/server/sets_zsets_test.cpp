@@ -14,9 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -30,14 +33,6 @@ Client& client() {
   static Client c(server().port());
   return c;
 }
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 // The element strings of an array reply, in order.
 std::vector<std::string> words(const Reply& r) {
@@ -387,7 +382,7 @@ TEST_SUITE("server") {
     CHECK(info.elements[0].elements[0].str == "sadd");
     CHECK(info.elements[0].elements[1].integer == -3);
     CHECK(info.elements[0].elements[3].integer == 1);
-    CHECK(info.elements[1].elements[4].integer == -1);  // sinterstore: keys 1..-1
+    CHECK(info.elements[1].elements[4].integer == -1);     // sinterstore: keys 1..-1
     CHECK(info.elements[1].elements[7].elements.empty());  // no tips: atomic as a whole
     CHECK(info.elements[2].elements[1].integer == -4);
     CHECK(words(info.elements[2].elements[6]) == W{"@sortedset", "@write", "@fast"});

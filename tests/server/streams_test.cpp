@@ -14,9 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -31,13 +34,6 @@ Client& client() {
   return c;
 }
 
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
-}
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 constexpr std::string_view kInvalidId =
     "ERR Invalid stream ID specified as stream command argument";
 

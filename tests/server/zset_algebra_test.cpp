@@ -14,9 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
+using kvtest::kWrongType;
 using kvtest::Reply;
 
 namespace {
@@ -29,11 +32,6 @@ kvtest::ServerProcess& server() {
 Client& client() {
   static Client c(server().port());
   return c;
-}
-
-void check_error(const Reply& r, std::string_view text) {
-  CHECK(r.type == REDIS_REPLY_ERROR);
-  CHECK(r.str == text);
 }
 
 // The reply as RESP-like text, for comparisons and failure messages.
@@ -89,9 +87,6 @@ W words(const Reply& r) {
 }
 
 using kvtest::RedisProcess;
-
-constexpr std::string_view kWrongType =
-    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 void setup_basic(Client& c) {
   c("FLUSHALL");
