@@ -16,6 +16,9 @@ constexpr Atomicity::SchemeInfo kSchemes[] = {
     {"key-locks", Atomicity::Scheme::kKeyLocks,
      "multi-key operations lock their keys' stripes (4096, in order); disjoint ones run in "
      "parallel"},
+    {"stripes", Atomicity::Scheme::kStripes,
+     "every command locks its keys' stripes (single-key ones shared); no escalation, no "
+     "waiting for other workers"},
 };
 
 inline void cpu_relax() {
@@ -43,7 +46,7 @@ Atomicity::Atomicity(Scheme scheme, unsigned workers)
     : scheme_(scheme),
       workers_(workers),
       slots_(new Slot[workers]),
-      stripes_(scheme == Scheme::kKeyLocks ? new Stripe[kStripes] : nullptr) {
+      stripes_(scheme != Scheme::kGlobal ? new Stripe[kStripes] : nullptr) {
   for (unsigned i = 0; i < workers; ++i) slots_[i].index = i;
 }
 
@@ -84,7 +87,10 @@ int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
     wait(me, [&] { return active_.load(std::memory_order_acquire) == 0; });
     return -1;
   }
-  const std::uint32_t i = stripe_of(key);
+  return lock_shared(me, stripe_of(key));
+}
+
+int Atomicity::lock_shared(Slot& me, std::uint32_t i) {
   std::atomic<std::uint32_t>& st = stripes_[i].state;
   for (unsigned spins = 0;; ++spins) {
     std::uint32_t s = st.load(std::memory_order_relaxed);
@@ -92,7 +98,7 @@ int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
     if ((s & ~kReaders) == 0 &&
         st.compare_exchange_weak(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed))
       return static_cast<int>(i);
-    boundary(me);
+    if (scheme_ != Scheme::kStripes) boundary(me);
     if (spins < 128) {
       cpu_relax();
     } else {
@@ -112,7 +118,7 @@ void Atomicity::lock_stripe(Slot& me, std::uint32_t i) {
         st.compare_exchange_weak(s, (s - kWaitOne) | kHeld, std::memory_order_acquire,
                                  std::memory_order_relaxed))
       return;
-    boundary(me);
+    if (scheme_ != Scheme::kStripes) boundary(me);
     if (spins < 128) {
       cpu_relax();
     } else {
@@ -126,6 +132,11 @@ void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, 
   Slot& me = slots_[w];
   me.escalations.store(me.escalations.load(std::memory_order_relaxed) + 1,
                        std::memory_order_relaxed);
+  if (scheme_ == Scheme::kStripes) {  // no announcement: every keyed command holds its stripe
+    held->clear();
+    lock_stripes(me, keys, all_keys, held);
+    return;
+  }
   // seq_cst: active_ before seq_ (invariant 3), and the load of each slot below is ordered after
   // both (see online()).
   active_.fetch_add(1, std::memory_order_seq_cst);
@@ -147,6 +158,11 @@ void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, 
     });
     return;
   }
+  lock_stripes(me, keys, all_keys, held);
+}
+
+void Atomicity::lock_stripes(Slot& me, std::span<const std::string_view> keys, bool all_keys,
+                             std::vector<std::uint32_t>* held) {
   if (all_keys) {
     held->reserve(kStripes);
     for (std::uint32_t i = 0; i < kStripes; ++i) held->push_back(i);
@@ -167,6 +183,7 @@ void Atomicity::end_multi(unsigned /*w*/, std::vector<std::uint32_t>* held) {
     for (std::uint32_t i : *held) stripes_[i].state.fetch_and(~kHeld, std::memory_order_release);
   }
   held->clear();
+  if (scheme_ == Scheme::kStripes) return;  // announced nothing
   // release: pairs with the acquire load in boundary() and the global wait; a worker that sees
   // the count drop back runs later commands after this operation's writes.
   active_.fetch_sub(1, std::memory_order_release);

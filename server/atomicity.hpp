@@ -20,10 +20,17 @@
 //              (deadlock-free); keyspace-wide ones (FLUSHALL, KEYS) lock every stripe; slow-mode
 //              single-key commands take their key's stripe shared. Operations on disjoint keys
 //              run in parallel.
+//   stripes    no escalation and no acknowledgement: every single-key command takes its key's
+//              stripe shared, always (one atomic read-modify-write before and after), and a
+//              multi-key operation only locks its stripes exclusively, in order (every stripe when
+//              keyspace-wide). Nothing waits for another worker to reach a command boundary, so a
+//              worker that lost its CPU holds up only the operations on its own stripe.
 //
 // Lock-free backends: a single-key command never sees half of a multi-key write because the
 // multi-key write runs only after every worker either acknowledged it (and so runs every later
-// command in slow mode, behind the stripes or the gate) or finished the command it was running.
+// command in slow mode, behind the stripes or the gate) or finished the command it was running;
+// under `stripes`, because the single-key command holds its stripe shared and the multi-key
+// write holds it exclusively.
 //
 // Thread safety: every public function is called by the worker it names (w), except the stats.
 // Invariants:
@@ -49,7 +56,7 @@ namespace kvlab::server {
 
 class Atomicity {
  public:
-  enum class Scheme : std::uint8_t { kGlobal, kKeyLocks };
+  enum class Scheme : std::uint8_t { kGlobal, kKeyLocks, kStripes };
   struct SchemeInfo {
     std::string_view name;
     Scheme scheme;
@@ -73,6 +80,7 @@ class Atomicity {
   // Pass the result to end_single().
   int begin_single(unsigned w, std::string_view key) {
     Slot& me = slots_[w];
+    if (scheme_ == Scheme::kStripes) return lock_shared(me, stripe_of(key));
     if (!boundary(me)) return -1;  // fast mode: no escalation anywhere
     return begin_single_slow(me, key);
   }
@@ -127,7 +135,10 @@ class Atomicity {
     return active_.load(std::memory_order_acquire) != 0;
   }
   int begin_single_slow(Slot& me, std::string_view key);
+  int lock_shared(Slot& me, std::uint32_t i);
   void lock_stripe(Slot& me, std::uint32_t i);
+  void lock_stripes(Slot& me, std::span<const std::string_view> keys, bool all_keys,
+                    std::vector<std::uint32_t>* held);
   // Spins (pause, then yield) until done() holds, acknowledging as it goes (invariant 4).
   template <class Done>
   void wait(Slot& me, Done&& done);

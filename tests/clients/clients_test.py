@@ -161,7 +161,7 @@ def rq_jobs(r):
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    for scheme in ("key-locks", "global"):
+    for scheme in ("key-locks", "global", "stripes"):
         print("== --atomicity %s" % scheme)
         proc, port = start_server(sys.argv[1], ["--atomicity", scheme])
         try:

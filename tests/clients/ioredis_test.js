@@ -198,7 +198,7 @@ async function main() {
     console.log('usage: node ioredis_test.js KVLAB_SERVER');
     process.exit(2);
   }
-  for (const scheme of ['key-locks', 'global']) {
+  for (const scheme of ['key-locks', 'global', 'stripes']) {
     const { proc, port } = await startServer(binary, scheme);
     try {
       await semantics(port, scheme);

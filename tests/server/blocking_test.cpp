@@ -181,7 +181,7 @@ TEST_SUITE("server") {
   // every pushed element is delivered exactly once or is still in the list; none is lost or
   // duplicated. Pushers on both workers.
   TEST_CASE("blocked consumers on every worker get every element exactly once") {
-    for (const char* scheme : {"global", "key-locks"}) {
+    for (const char* scheme : {"global", "key-locks", "stripes"}) {
       CAPTURE(scheme);
       kvtest::ServerProcess s({"--threads", "2", "--atomicity", scheme});
       REQUIRE(s.running());
