@@ -2,7 +2,7 @@
 # The cost of whole-command atomicity (issue 19): requests/s and requests per server CPU-second of
 # single-key SET and GET, a 10-key MSET, a MULTI/EXEC of five INCRs and a one-key EVALSHA, with
 # keys drawn uniformly from 1,000,000 (little contention) and Zipf 0.99 over 1,000 (much), for
-# kvlab-server under each --atomicity scheme and for redis-server, measured back to back in
+# kvlab-server under each --atomicity scheme (global, key-locks, stripes) and for redis-server, measured back to back in
 # alternating rounds with the same client command lines.
 #
 #   experiments/atomicity/run.sh [ROUNDS] [SECONDS] [CLIENT]
@@ -40,6 +40,7 @@ start() {  # name port -> pid
   case "$1" in
     kvlab-key-locks) "$server" --port "$2" --threads 2 --atomicity key-locks >/dev/null 2>&1 & ;;
     kvlab-global) "$server" --port "$2" --threads 2 --atomicity global >/dev/null 2>&1 & ;;
+    kvlab-stripes) "$server" --port "$2" --threads 2 --atomicity stripes >/dev/null 2>&1 & ;;
     redis) redis-server --port "$2" --bind 127.0.0.1 --save "" --appendonly no >/dev/null 2>&1 & ;;
   esac
   local pid=$!
@@ -76,7 +77,7 @@ else
 fi
 
 {
-  echo "servers: kvlab-server --threads 2 --atomicity key-locks|global; redis-server --save '' --appendonly no"
+  echo "servers: kvlab-server --threads 2 --atomicity key-locks|global|stripes; redis-server --save '' --appendonly no"
   echo "EVALSHA script: $script"
   for w in "${workloads[@]}"; do
     for d in "${dists[@]}"; do
@@ -93,7 +94,7 @@ fi
 
 echo "round,server,workload,dist,requests,seconds,requests_per_s,server_cpu_s,requests_per_cpu_s" >"$out/results.csv"
 for round in $(seq "$rounds"); do
-  for name in kvlab-key-locks kvlab-global redis; do
+  for name in kvlab-key-locks kvlab-global kvlab-stripes redis; do
     for d in "${dists[@]}"; do
       keys=${d#*:}
       for workload in "${workloads[@]}"; do
