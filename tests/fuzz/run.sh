@@ -16,6 +16,7 @@ if [ -z "$cxx" ] || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_
   exit 77
 fi
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"  # absolute: the fuzzer runs inside it
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -I"$root" -I"$out")
 declare -A sources=(
