@@ -17,8 +17,8 @@ constexpr Atomicity::SchemeInfo kSchemes[] = {
      "multi-key operations lock their keys' stripes (4096, in order); disjoint ones run in "
      "parallel"},
     {"stripes", Atomicity::Scheme::kStripes,
-     "every command locks its keys' stripes (single-key ones shared); no escalation, no "
-     "waiting for other workers"},
+     "every command locks its keys' stripes (single-key ones shared, through a per-worker "
+     "indicator); no escalation, no waiting for other workers"},
 };
 
 inline void cpu_relax() {
@@ -172,6 +172,27 @@ void Atomicity::lock_stripes(Slot& me, std::span<const std::string_view> keys, b
     held->erase(std::unique(held->begin(), held->end()), held->end());
   }
   for (std::uint32_t i : *held) lock_stripe(me, i);
+  if (scheme_ == Scheme::kStripes) drain_indicators(me, *held);
+}
+
+void Atomicity::drain_indicators(Slot& me, const std::vector<std::uint32_t>& held) {
+  // seq_cst: orders the stripe-word modifications above before the indicator loads below; pairs
+  // with the fence in enter_stripe() (invariant 5).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const bool every = held.size() == kStripes;
+  for (unsigned v = 0; v < workers_; ++v) {
+    if (v == me.index) continue;
+    for (unsigned spins = 0;; ++spins) {
+      // acquire: pairs with end_single()'s release, so the reader's command happens before ours.
+      const std::uint32_t r = slots_[v].reading.load(std::memory_order_acquire);
+      if (r == kNoStripe || (!every && !std::binary_search(held.begin(), held.end(), r))) break;
+      if (spins < 128) {
+        cpu_relax();
+      } else {
+        sched_yield();  // the reader may share this CPU
+      }
+    }
+  }
 }
 
 void Atomicity::end_multi(unsigned /*w*/, std::vector<std::uint32_t>* held) {

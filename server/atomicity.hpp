@@ -20,11 +20,18 @@
 //              (deadlock-free); keyspace-wide ones (FLUSHALL, KEYS) lock every stripe; slow-mode
 //              single-key commands take their key's stripe shared. Operations on disjoint keys
 //              run in parallel.
-//   stripes    no escalation and no acknowledgement: every single-key command takes its key's
-//              stripe shared, always (one atomic read-modify-write before and after), and a
-//              multi-key operation only locks its stripes exclusively, in order (every stripe when
-//              keyspace-wide). Nothing waits for another worker to reach a command boundary, so a
-//              worker that lost its CPU holds up only the operations on its own stripe.
+//   stripes    no escalation and no acknowledgement: a multi-key operation locks its stripes
+//              exclusively, in order (every stripe when keyspace-wide), and every single-key
+//              command holds its key's stripe shared, always. Nothing waits for another worker
+//              to reach a command boundary, so a worker that lost its CPU holds up only the
+//              operations on its own stripe. The shared hold is a per-worker reader indicator
+//              (as in BRAVO, Dice and Kogan 2019): the worker writes the stripe's number into its
+//              own slot, fences, and checks that the stripe is not locked — a store to a line no
+//              other worker writes, a fence and a load, where a shared counter would cost two
+//              read-modify-writes of a line the other workers write too. An exclusive locker
+//              locks the stripe word, fences, and waits until no worker's indicator names a
+//              stripe it locked (invariant 5). A reader that finds its stripe locked withdraws
+//              its indicator and waits on the stripe's shared counter instead.
 //
 // Lock-free backends: a single-key command never sees half of a multi-key write because the
 // multi-key write runs only after every worker either acknowledged it (and so runs every later
@@ -43,6 +50,13 @@
 //    the escalation ends (active_ is raised before seq_), and runs in slow mode.
 // 4. Every wait (for acknowledgements, a stripe, the gate) acknowledges as it spins: a waiting
 //    worker is between commands, so two escalations never wait for each other.
+// 5. (stripes) A single-key command runs with its stripe either named in its worker's
+//    slots_[w].reading or counted in the stripe's shared holders, never while another worker holds
+//    the stripe exclusively: the reader stores its indicator, fences (seq_cst) and loads the
+//    stripe word; the exclusive locker modifies the stripe word, fences (seq_cst) and loads every
+//    indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
+//    (and withdraws) or the locker sees the indicator (and waits for it to clear). A worker with
+//    an indicator set waits for nothing until it clears it, so the locker's wait ends.
 #pragma once
 
 #include <atomic>
@@ -76,17 +90,24 @@ class Atomicity {
   void offline(unsigned w);
   void online(unsigned w);
 
-  // A single-key command of worker w on key: returns the stripe it holds shared, or -1 (none).
-  // Pass the result to end_single().
+  // A single-key command of worker w on key: returns the stripe it holds shared, kIndicator
+  // (stripes: held through the worker's indicator) or -1 (none). Pass the result to end_single().
+  static constexpr int kIndicator = -2;
   int begin_single(unsigned w, std::string_view key) {
     Slot& me = slots_[w];
-    if (scheme_ == Scheme::kStripes) return lock_shared(me, stripe_of(key));
+    if (scheme_ == Scheme::kStripes) return enter_stripe(me, stripe_of(key));
     if (!boundary(me)) return -1;  // fast mode: no escalation anywhere
     return begin_single_slow(me, key);
   }
-  void end_single(int stripe) {
-    // release: this command's writes happen before the escalation that next locks the stripe.
-    if (stripe >= 0) stripes_[stripe].state.fetch_sub(1, std::memory_order_release);
+  void end_single(unsigned w, int stripe) {
+    if (stripe == kIndicator) {
+      // release: pairs with the exclusive locker's acquire load of the indicator (invariant 5);
+      // this command's reads and writes happen before the locked operation.
+      slots_[w].reading.store(kNoStripe, std::memory_order_release);
+    } else if (stripe >= 0) {
+      // release: this command's writes happen before the escalation that next locks the stripe.
+      stripes_[stripe].state.fetch_sub(1, std::memory_order_release);
+    }
   }
 
   // An escalated operation of worker w over keys (or every key when all_keys). Fills *held with
@@ -104,6 +125,7 @@ class Atomicity {
 
  private:
   static constexpr std::uint64_t kOffline = ~std::uint64_t{0};
+  static constexpr std::uint32_t kNoStripe = ~std::uint32_t{0};
   // Stripe state: bit 31 = held exclusively, bits 16..30 = waiting exclusive lockers, bits 0..15 =
   // shared holders. New shared holders wait while an exclusive locker waits (no writer starvation).
   static constexpr std::uint32_t kHeld = 1u << 31;
@@ -114,6 +136,9 @@ class Atomicity {
     std::atomic<std::uint64_t> seen{kOffline};  // invariant 1
     std::uint64_t acked = 0;                    // worker-private copy of the last acknowledgement
     unsigned index = 0;
+    // stripes: the stripe this worker's running single-key command holds, or kNoStripe. Written
+    // only by this worker, read by exclusive lockers (invariant 5).
+    std::atomic<std::uint32_t> reading{kNoStripe};
     // Relaxed statistics, written only by the owning worker.
     std::atomic<std::uint64_t> escalations{0}, slow{0};
   };
@@ -135,6 +160,22 @@ class Atomicity {
     return active_.load(std::memory_order_acquire) != 0;
   }
   int begin_single_slow(Slot& me, std::string_view key);
+  // stripes: the single-key fast path of invariant 5.
+  int enter_stripe(Slot& me, std::uint32_t i) {
+    // relaxed store, then the seq_cst fence: the store is ordered before the load below by the
+    // fence, which pairs with the fence in lock_stripes() (invariant 5).
+    me.reading.store(i, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // acquire: pairs with end_multi()'s release of the stripe, so the last exclusive holder's
+    // writes are visible. Waiting exclusive lockers count as a lock (no writer starvation).
+    if ((stripes_[i].state.load(std::memory_order_acquire) & ~kReaders) == 0) return kIndicator;
+    // relaxed: withdrawing an indicator that let the command run nothing needs no ordering.
+    me.reading.store(kNoStripe, std::memory_order_relaxed);
+    me.slow.store(me.slow.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    return lock_shared(me, i);
+  }
+  // stripes: waits until no other worker's indicator names a stripe in held (sorted).
+  void drain_indicators(Slot& me, const std::vector<std::uint32_t>& held);
   int lock_shared(Slot& me, std::uint32_t i);
   void lock_stripe(Slot& me, std::uint32_t i);
   void lock_stripes(Slot& me, std::span<const std::string_view> keys, bool all_keys,

@@ -361,11 +361,11 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
       const std::string_view key = ctx.argv[cmd->first_key];
       const int stripe = gate.begin_single(w, key);
       if (wakes_blocked(ctx, cmd, {&key, 1})) {
-        gate.end_single(stripe);
+        gate.end_single(w, stripe);
         return run_serving(ctx, cmd);
       }
       invoke(ctx, cmd);
-      gate.end_single(stripe);
+      gate.end_single(w, stripe);
       return;
     }
   }
@@ -393,11 +393,11 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
     if (keys.empty()) return invoke(ctx, cmd);
     const int stripe = gate.begin_single(w, keys.front());
     if (wakes_blocked(ctx, cmd, keys)) {
-      gate.end_single(stripe);
+      gate.end_single(w, stripe);
       return run_serving(ctx, cmd);
     }
     invoke(ctx, cmd);
-    gate.end_single(stripe);
+    gate.end_single(w, stripe);
     return;
   }
   gate.begin_multi(w, keys, wide, &held);

@@ -890,7 +890,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
     Atomicity& gate = server_.atomicity();
     const int stripe = gate.begin_single(index_, key);
     const bool removed = expire_if_due(server_.db(), key, now_ms);
-    gate.end_single(stripe);
+    gate.end_single(index_, stripe);
     if (removed) add_relaxed(st.expired, 1);
   }
   server_.atomicity().offline(index_);
