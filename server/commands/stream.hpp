@@ -131,6 +131,9 @@ class Stream {
 
   std::uint64_t length() const { return entries_.size(); }
   const StreamId& last_id() const { return last_id_; }
+  // The ID of the last entry XADD added, even if trimmed since; XSETID moves last_id() only.
+  // A blocked XREAD is served when this passes its ID: Redis 7.0 wakes stream readers on XADD.
+  const StreamId& last_added() const { return last_added_; }
   const StreamId& max_deleted() const { return max_deleted_; }
   const StreamId& first_id() const { return first_id_; }
   std::uint64_t entries_added() const { return entries_added_; }
@@ -198,6 +201,7 @@ class Stream {
     entries_.emplace(id, std::move(f));
     if (entries_.size() == 1) first_id_ = id;
     last_id_ = id;
+    last_added_ = id;
     ++entries_added_;
   }
 
@@ -389,6 +393,7 @@ class Stream {
   std::map<StreamId, Fields> entries_;
   std::map<StreamId, Node> nodes_;  // by master ID
   StreamId last_id_;
+  StreamId last_added_;
   StreamId first_id_;
   StreamId max_deleted_;
   std::uint64_t entries_added_ = 0;

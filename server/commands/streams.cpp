@@ -1593,7 +1593,9 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
   std::lock_guard<std::mutex> lock(so->mu);
   if (so->dead.load(std::memory_order_relaxed) || so->data.empty()) return false;
   [&](const Stream& s) {
-    if (!(s.last_id() > gt)) return;
+    // Compared with the last XADD's ID, not last_id(): XSETID raises that without adding, and
+    // Redis 7.0 keeps the reader waiting (it wakes stream readers only on XADD).
+    if (!(s.last_added() > gt)) return;
     served = true;
     if (w.resp3()) {
       w.map(1);

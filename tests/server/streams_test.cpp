@@ -352,6 +352,13 @@ TEST_CASE("XREAD BLOCK waits for an XADD after its ID and answers with that stre
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   c("XADD s MAXLEN 0 7 f v");
   CHECK(show(b.get_reply()) == "[[s []]]");
+  // XSETID raises the last ID but adds nothing: the reader keeps waiting for the next XADD.
+  send_only(b, {"XREAD", "BLOCK", "5000", "STREAMS", "s", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c("XSETID s 20");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c("XADD s 21 f v");
+  CHECK(show(b.get_reply()) == "[[s [[21-0 [f v]]]]]");
 }
 
 TEST_CASE("Generic commands on streams: COPY clones, WRONGTYPE from other families") {
