@@ -240,6 +240,27 @@ class Server {
     pubsub_soft_.store(l.soft, std::memory_order_relaxed);
     pubsub_soft_secs_.store(l.soft_seconds, std::memory_order_relaxed);
   }
+  // The normal class (clients that are not subscribed): Redis's default `0 0 0`, no limit beyond
+  // the connection layer's own (kOutputHardLimit, and the read pause at kOutputPauseBytes).
+  ObufLimit normal_obuf_limit() const {
+    // relaxed: as pubsub_obuf_limit().
+    return {normal_hard_.load(std::memory_order_relaxed),
+            normal_soft_.load(std::memory_order_relaxed),
+            normal_soft_secs_.load(std::memory_order_relaxed)};
+  }
+  void set_normal_obuf_limit(ObufLimit l) {
+    normal_hard_.store(l.hard, std::memory_order_relaxed);
+    normal_soft_.store(l.soft, std::memory_order_relaxed);
+    normal_soft_secs_.store(l.soft_seconds, std::memory_order_relaxed);
+  }
+  // client-query-buffer-limit: a client whose unparsed input would pass it is closed (Redis
+  // closes it too). Read once per read; relaxed: a read that sees the old limit is harmless.
+  std::size_t query_buffer_limit() const {
+    return query_buffer_limit_.load(std::memory_order_relaxed);
+  }
+  void set_query_buffer_limit(std::size_t n) {
+    query_buffer_limit_.store(n, std::memory_order_relaxed);
+  }
 
  private:
   Config config_;
@@ -250,10 +271,12 @@ class Server {
   Db db_{*ks_, watches_, blocking_};
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
-  PubSubRegistry pubsub_;  // declared before workers_: outlives them
+  PubSubRegistry pubsub_;                 // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};
   std::atomic<std::uint64_t> pubsub_soft_secs_{kDefaultPubSubObufLimit.soft_seconds};
+  std::atomic<std::uint64_t> normal_hard_{0}, normal_soft_{0}, normal_soft_secs_{0};
+  std::atomic<std::size_t> query_buffer_limit_{kQueryBufferLimit};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<WorkerStats[]> stats_;
   ClientRegistry clients_;

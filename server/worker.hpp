@@ -153,6 +153,10 @@ class Worker {
   void drain_inbox();
   void deliver_batch(void* batch);
   void flush_touched();
+  // Applies one class of client-output-buffer-limit to `c`'s pending output: past the hard limit,
+  // or above the soft one for its seconds, the output is dropped and the connection closed after
+  // it (Redis frees such a client at once). True when it closed. `cls` names the class in the log.
+  bool enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char* cls);
   void drain_unblocks(std::int64_t now_ms);
   void expire_blocked(std::int64_t now_ms);
   void resume(Connection& c, std::string_view reply, std::int64_t now_ms);

@@ -5,8 +5,8 @@
 // One table (kParams) describes each parameter: its Redis name and alias, its type (which fixes
 // how a value is validated and how CONFIG GET formats it), Redis's default, whether Redis refuses
 // to change it at run time (immutable or protected), and what it does in kvlab:
-//   kActs  - kvlab applies it (maxclients, requirepass, the pubsub class of
-//            client-output-buffer-limit);
+//   kActs  - kvlab applies it (maxclients, requirepass, the normal and pubsub classes of
+//            client-output-buffer-limit, client-query-buffer-limit);
 //   kFixed - kvlab has this setting but cannot change it at run time (port, bind, databases 1,
 //            save "", appendonly no, ...): GET reports kvlab's value; SET validates as Redis and
 //            accepts only that value;
@@ -518,7 +518,7 @@ const Param kParams[] = {
     {"stream-node-max-bytes", "", T::kMemory, 0, "4096", 0, kLongMax},
     {"zset-max-listpack-value", "zset-max-ziplist-value", T::kMemory, 0, "64", 0, kLongMax},
     {"hll-sparse-max-bytes", "", T::kMemory, 0, "3000", 0, kLongMax},
-    {"client-query-buffer-limit", "", T::kMemory, kFixed, "1073741824", 1024 * 1024, kLongMax},
+    {"client-query-buffer-limit", "", T::kMemory, kActs, "1073741824", 1024 * 1024, kLongMax},
     {"auto-aof-rewrite-min-size", "", T::kMemory, 0, "67108864", 0, kLongMax},
     {"maxmemory-clients", "", T::kMemoryPercent, 0, "0", 0, kLongMax},
     // Special formats.
@@ -560,8 +560,8 @@ constexpr std::size_t kNumParams = sizeof kParams / sizeof kParams[0];
 // ---- values ----
 
 std::mutex g_mu;
-std::vector<std::string> g_values;  // guarded by g_mu; index as kParams
-ObufClass g_obuf_normal{0, 0, 0}, g_obuf_replica{256ull << 20, 64ull << 20, 60};  // under g_mu
+std::vector<std::string> g_values;                        // guarded by g_mu; index as kParams
+ObufClass g_obuf_replica{256ull << 20, 64ull << 20, 60};  // under g_mu (no replicas: no effect)
 
 std::vector<std::string>& values() {
   // REQUIRES: g_mu held.
@@ -576,8 +576,8 @@ std::string obuf_text(const Server& s) {
     return std::string(cls) + " " + std::to_string(h) + " " + std::to_string(so) + " " +
            std::to_string(se);
   };
-  const ObufLimit p = s.pubsub_obuf_limit();
-  return one("normal", g_obuf_normal.hard, g_obuf_normal.soft, g_obuf_normal.secs) + " " +
+  const ObufLimit p = s.pubsub_obuf_limit(), nm = s.normal_obuf_limit();
+  return one("normal", nm.hard, nm.soft, nm.soft_seconds) + " " +
          one("slave", g_obuf_replica.hard, g_obuf_replica.soft, g_obuf_replica.secs) + " " +
          one("pubsub", p.hard, p.soft, p.soft_seconds);
 }
@@ -589,6 +589,7 @@ std::string get_value(Server& s, std::size_t i) {
   if (n == "maxclients") return std::to_string(s.maxclients());
   if (n == "requirepass") return s.requirepass();
   if (n == "client-output-buffer-limit") return obuf_text(s);
+  if (n == "client-query-buffer-limit") return std::to_string(s.query_buffer_limit());
   if (n == "port") return std::to_string(s.config().port);
   if (n == "bind") return s.config().bind;
   if (n == "databases") return "1";
@@ -770,12 +771,14 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     s.set_maxclients(static_cast<unsigned>(std::stoull(v)));
   } else if (n == "requirepass") {
     s.set_requirepass(v);
+  } else if (n == "client-query-buffer-limit") {
+    s.set_query_buffer_limit(static_cast<std::size_t>(std::stoull(v)));
   } else if (n == "client-output-buffer-limit") {
     std::vector<std::pair<int, ObufClass>> todo;
     std::string why;
     parse_obuf(v, &todo, &why);
     for (const auto& [cls, c] : todo) {
-      if (cls == 0) g_obuf_normal = c;
+      if (cls == 0) s.set_normal_obuf_limit({c.hard, c.soft, c.secs});
       if (cls == 1) g_obuf_replica = c;
       if (cls == 2) s.set_pubsub_obuf_limit({c.hard, c.soft, c.secs});
     }
