@@ -10,7 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "server/cluster_migration.hpp"
 #include "server/commands/common.hpp"
+#include "server/worker.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -49,6 +51,9 @@ void cluster_info_cmd(CommandContext& ctx) {
   s += "cluster_current_epoch:" + epoch + "\r\ncluster_my_epoch:" + epoch + "\r\n";
   s += "cluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0\r\n";
   s += "total_cluster_links_buffer_limit_exceeded:0\r\n";
+  // kvlab's own lines, only on a node that ever streamed a migration (cluster_migration.hpp).
+  if (const Migrator* m = ctx.server.cluster().migrator_if_started(); m != nullptr)
+    s += m->status();
   ctx.reply.verbatim("txt", s);
 }
 
@@ -218,10 +223,17 @@ void cluster_container_cmd(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("cluster"));
 }
 
-// ASKING, READONLY, READWRITE: accepted in cluster mode (no replicas, no migrations yet: a
-// command after ASKING runs as any other).
+// READONLY, READWRITE: accepted in cluster mode (no replicas).
 void cluster_ok_cmd(CommandContext& ctx) {
   if (!require_cluster(ctx)) return;
+  ctx.reply.ok();
+}
+
+// ASKING: the connection's next command may run on a slot migrating to this node (dispatch
+// clears the flag after it, as Redis does).
+void asking_cmd(CommandContext& ctx) {
+  if (!require_cluster(ctx)) return;
+  ctx.conn.asking = true;
   ctx.reply.ok();
 }
 
@@ -245,7 +257,12 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
                     " is older than the current " + std::to_string(old->epoch));
     return;
   }
+  const auto next = cfg;
   const std::vector<unsigned> lost = cl.set_config(std::move(cfg));
+  // Streams this node's migrations, or cancels one that the new configuration ended. Never
+  // waits: the migrator may be waiting for the locks this command holds.
+  if (next->has_migrations || (old != nullptr && old->has_migrations))
+    cl.migrator(ctx.server).start(next, cl.generation());
   if (!lost.empty()) {
     // Delete the keys of the lost slots. The command runs with every key locked (kKeyspaceWide),
     // so nothing writes them meanwhile; later writes to those slots are redirected.
@@ -346,7 +363,7 @@ const CommandSpec kClusterCommands[] = {
     {"cluster", -2, 0, cluster_container_cmd, 0, 0, 0, "cluster",
      "A container for cluster commands", "", "3.0.0", "Depends on subcommand.",
      kClusterSubcommands},
-    {"asking", 1, kFast, cluster_ok_cmd, 0, 0, 0, "cluster",
+    {"asking", 1, kFast, asking_cmd, 0, 0, 0, "cluster",
      "Sent by cluster clients after an -ASK redirect", "", "3.0.0"},
     {"readonly", 1, kLoading | kStale | kFast, cluster_ok_cmd, 0, 0, 0, "cluster",
      "Enables read queries for a connection to a cluster replica node", "", "3.0.0"},
