@@ -1,6 +1,7 @@
 // Live slot migration; the protocol and why it is safe are in cluster_migration.hpp.
 #include "server/cluster_migration.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -34,18 +35,34 @@ Migrator::~Migrator() {
   thread_.join();
 }
 
-void Migrator::start(std::shared_ptr<const ClusterConfig> cfg, std::uint64_t generation) {
+void Migrator::start(std::shared_ptr<const ClusterConfig> cfg, std::uint64_t generation,
+                     const std::vector<unsigned>& lost) {
   {
     std::lock_guard lock(mu_);
+    for (unsigned s : lost) purge_pending_[s] = true;
     next_ = std::make_unique<Job>(Job{std::move(cfg), generation});
   }
   cv_.notify_all();
 }
 
+std::vector<bool> Migrator::take_regained(const ClusterConfig& cfg) {
+  std::vector<bool> regained(kClusterSlots, false);
+  std::lock_guard lock(mu_);
+  for (unsigned s = 0; s < kClusterSlots; ++s) {
+    if (purge_pending_[s] && (cfg.owner[s] == cfg.self || cfg.migrating_to[s] == cfg.self)) {
+      purge_pending_[s] = false;
+      regained[s] = true;
+    }
+  }
+  return regained;
+}
+
 std::string Migrator::status() const {
   std::lock_guard lock(mu_);
-  if (state_.empty()) return {};
-  std::string s = "kvlab_migration_state:" + state_ + "\r\n";
+  std::size_t pending = 0;
+  for (bool p : purge_pending_) pending += p ? 1 : 0;
+  std::string s = "kvlab_purge_pending_slots:" + std::to_string(pending) + "\r\n";
+  s += "kvlab_migration_state:" + (state_.empty() ? std::string("none") : state_) + "\r\n";
   s += "kvlab_migration_epoch:" + std::to_string(epoch_) + "\r\n";
   s += "kvlab_migration_keys_moved:" + std::to_string(keys_moved_) + "\r\n";
   if (!error_.empty()) s += "kvlab_migration_error:" + error_ + "\r\n";
@@ -67,8 +84,47 @@ void Migrator::run() {
       if (stop_) return;
       job = std::move(next_);
     }
+    purge(*job);
     migrate(*job);
   }
+}
+
+void Migrator::purge(const Job& job) {
+  std::vector<bool> pending;
+  {
+    std::lock_guard lock(mu_);
+    pending = purge_pending_;
+  }
+  if (std::find(pending.begin(), pending.end(), true) == pending.end()) return;
+  Cluster& cluster = server_.cluster();
+  Atomicity& gate = server_.atomicity();
+  Db& db = server_.db();
+  const unsigned slot_index = server_.config().threads;  // the migrator's Atomicity slot
+  // No key is inserted into a pending slot (it is neither owned nor imported here), so one scan
+  // finds them all.
+  std::vector<std::string> keys;
+  db.for_each([&](std::string_view key, const Value&) {
+    if (pending[key_hash_slot(key)]) keys.emplace_back(key);
+  });
+  for (std::size_t at = 0; at < keys.size(); at += kBatch) {
+    const std::size_t end = std::min(keys.size(), at + kBatch);
+    std::vector<std::string_view> batch(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                        keys.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<std::uint32_t> held;
+    gate.begin_multi(slot_index, batch, false, &held);
+    {
+      std::lock_guard lock(mu_);  // take_regained() cannot run: it needs the batch's locks
+      for (std::string_view key : batch)
+        if (purge_pending_[key_hash_slot(key)]) db.erase(key);
+    }
+    gate.end_multi(slot_index, &held);
+    gate.offline(slot_index);
+  }
+  std::lock_guard lock(mu_);
+  // A newer configuration may have lost more slots: its own job scans again for them.
+  if (next_ != nullptr || cluster.generation() != job.generation) return;
+  for (unsigned s = 0; s < kClusterSlots; ++s)
+    if (pending[s]) purge_pending_[s] = false;
 }
 
 void Migrator::migrate(const Job& job) {

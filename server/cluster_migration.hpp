@@ -50,6 +50,15 @@
 //      a redirection loop. A batch the migrator started under C1 re-checks the generation inside
 //      its locks and stops when it changed, so it never sends a key after the flip.
 //
+// Lost slots. A node that loses slots (a flip, or a configuration that takes them) deletes their
+// keys in the background, on the migrator's thread, in batches under the keys' locks; until then
+// the keys are unreachable (commands on them are redirected) but DBSIZE and KEYS still count them.
+// Slots waiting for that purge are "pending". A configuration that gives a pending slot back
+// (to own or to import) first deletes its keys synchronously, inside KVLAB CLUSTER CONFIG's
+// keyspace-wide lock (take_regained()), so stale keys never become visible again; a purge batch
+// deletes a key only if its slot is still pending, checked under the batch's locks, so it never
+// deletes a key written after the slot came back.
+//
 // Failure: a lost connection or an error reply fails the migration (state failed, error text in
 // kvlab_migration_error); keys not acknowledged stay on the source, which still owns the slots.
 // The target may hold copies of the keys of the failed batch in a slot it does not own (as
@@ -70,6 +79,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/cluster.hpp"
 
@@ -83,10 +93,18 @@ class Migrator {
   Migrator& operator=(const Migrator&) = delete;
 
   // A new configuration was published with this generation: cancel the running migration and,
-  // if cfg names migrations with this node as their source, stream them.
-  void start(std::shared_ptr<const ClusterConfig> cfg, std::uint64_t generation);
+  // if cfg names migrations with this node as their source, stream them; purge the keys of
+  // `lost` slots in the background.
+  void start(std::shared_ptr<const ClusterConfig> cfg, std::uint64_t generation,
+             const std::vector<unsigned>& lost);
 
-  // CLUSTER INFO lines ("kvlab_migration_state:..."\r\n...), empty when nothing ever migrated.
+  // REQUIRES: every key locked (KVLAB CLUSTER CONFIG). Marks the pending slots that cfg gives
+  // this node (owned or importing) as no longer pending and returns them: the caller deletes
+  // their keys before any command runs.
+  std::vector<bool> take_regained(const ClusterConfig& cfg);
+
+  // CLUSTER INFO lines: kvlab_purge_pending_slots, kvlab_migration_state (none, streaming, done,
+  // failed, cancelled), kvlab_migration_epoch, kvlab_migration_keys_moved, kvlab_migration_error.
   std::string status() const;
 
   // Keys per escalation: each batch holds its keys' locks for one round trip to the target.
@@ -99,6 +117,7 @@ class Migrator {
   };
   void run();
   void migrate(const Job& job);
+  void purge(const Job& job);
   void set_state(const char* state, const std::string& error = {});
 
   Server& server_;
@@ -111,6 +130,7 @@ class Migrator {
   std::uint64_t epoch_ = 0;
   std::uint64_t keys_moved_ = 0;
   std::string error_;
+  std::vector<bool> purge_pending_ = std::vector<bool>(kClusterSlots, false);  // guarded by mu_
   std::thread thread_;
 };
 

@@ -576,8 +576,9 @@ void dispatch(CommandContext& ctx) {
     Connection* conn = nullptr;
     bool keep_asking = false;
     ~ClusterScope() {
+      if (conn == nullptr) return;  // cluster mode off: t_cluster is never set
       t_cluster.active = false;
-      if (conn != nullptr && !keep_asking && conn->tx == nullptr) conn->asking = false;
+      if (!keep_asking && conn->tx == nullptr) conn->asking = false;
     }
   } cluster_scope;
   if (ctx.server.cluster().enabled()) {

@@ -6,6 +6,7 @@
 // COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(keys)); there is no per-slot index.
 #include "server/cluster.hpp"
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -259,21 +260,25 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
   }
   const auto next = cfg;
   const std::vector<unsigned> lost = cl.set_config(std::move(cfg));
-  // Streams this node's migrations, or cancels one that the new configuration ended. Never
-  // waits: the migrator may be waiting for the locks this command holds.
-  if (next->has_migrations || (old != nullptr && old->has_migrations))
-    cl.migrator(ctx.server).start(next, cl.generation());
-  if (!lost.empty()) {
-    // Delete the keys of the lost slots. The command runs with every key locked (kKeyspaceWide),
-    // so nothing writes them meanwhile; later writes to those slots are redirected.
-    std::vector<bool> gone(kClusterSlots, false);
-    for (unsigned s : lost) gone[s] = true;
+  if (cl.migrator_if_started() == nullptr && lost.empty() && !next->has_migrations) {
+    ctx.reply.ok();
+    return;
+  }
+  Migrator& m = cl.migrator(ctx.server);
+  // Slots given back before their keys were purged: delete those keys now. The command runs with
+  // every key locked (kKeyspaceWide), so no command sees them (cluster_migration.hpp).
+  const std::vector<bool> regained = m.take_regained(*next);
+  if (std::find(regained.begin(), regained.end(), true) != regained.end()) {
     std::vector<std::string> victims;
     ctx.ks.for_each([&](std::string_view key, const Value&) {
-      if (gone[key_hash_slot(key)]) victims.emplace_back(key);
+      if (regained[key_hash_slot(key)]) victims.emplace_back(key);
     });
     for (const auto& k : victims) ctx.ks.erase(k);
   }
+  // Streams this node's migrations, cancels one the new configuration ended, and deletes the
+  // keys of the lost slots in the background. Never waits: the migrator may be waiting for the
+  // locks this command holds.
+  m.start(next, cl.generation(), lost);
   ctx.reply.ok();
 }
 

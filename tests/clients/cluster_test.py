@@ -250,10 +250,50 @@ def configuration(server):
     shifted = cfg(2, [[(0, 4095)], [(4096, 16383)]])
     for p in ports:
         redis.Redis(port=p).execute_command("KVLAB", "CLUSTER", "CONFIG", shifted)
+    # The purge runs in the background: wait until CLUSTER INFO reports none pending.
+    deadline = time.time() + 10
+    while time.time() < deadline and \
+            b"kvlab_purge_pending_slots:0" not in a.execute_command("CLUSTER", "INFO"):
+        time.sleep(0.05)
     left = sum(1 for i in moved if a.execute_command("CLUSTER", "COUNTKEYSINSLOT",
                                                      rc.keyslot("m%d" % i)) > 0)
     check(moved and left == 0, "the keys of the %d moved slots' keys are gone from the old owner"
           % len(moved))
+    # A loses 0-4095 and gets them back at once, before its background purge could finish:
+    # the old keys must not reappear (they are deleted when the slots come back).
+    rc = RedisCluster(host="127.0.0.1", port=ports[0])
+    low = [k for k in ("r%d" % i for i in range(20000)) if rc.keyslot(k) <= 4095][:5000]
+    pipe = rc.pipeline()
+    for k in low:
+        pipe.set(k, 1)
+    pipe.execute()
+    rc.close()
+    for c in (cfg(3, [[], [(0, 16383)]]), cfg(4, [[(0, 4095)], [(4096, 16383)]])):
+        for p in ports:  # A first: its check below races with its purge
+            redis.Redis(port=p).execute_command("KVLAB", "CLUSTER", "CONFIG", c)
+    pipe = a.pipeline(transaction=False)
+    for k in low:
+        pipe.exists(k)
+    check(sum(pipe.execute()) == 0 and a.dbsize() <= 400 - len(moved),
+          "keys of slots lost and given back at once do not reappear")
+    # Migrations are validated too: the slots must be the source's, the target another master.
+    mig = json.loads(cfg(5, [[(0, 4095)], [(4096, 16383)]]))
+    for name, m in [("slots it does not own", {"slot_ranges": [{"start": 5000, "end": 5001}],
+                                               "node_id": ids[1]}),
+                    ("an unknown target", {"slot_ranges": [{"start": 0, "end": 1}],
+                                           "node_id": "e" * 40}),
+                    ("itself as target", {"slot_ranges": [{"start": 0, "end": 1}],
+                                          "node_id": ids[0]})]:
+        mig["shards"][0]["migrations"] = [m]
+        try:
+            a.execute_command("KVLAB", "CLUSTER", "CONFIG", json.dumps(mig))
+            got = "accepted"
+        except redis.ResponseError as e:
+            got = str(e)
+        check(got.startswith("invalid cluster configuration"),
+              "a migration of %s is refused (%s)" % (name, got))
+    check(json.loads(a.execute_command("KVLAB", "CLUSTER", "GETCONFIG"))["epoch"] == 4,
+          "after refused migrations the node keeps its old configuration")
 
 
 def main():
