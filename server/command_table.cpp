@@ -341,18 +341,24 @@ bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys) {
 }
 
 namespace {
+// invoke()'s cluster step, out of line so that the single-node path carries none of it.
+[[gnu::noinline, gnu::cold]] bool cluster_gate_for(CommandContext& ctx, const CommandSpec* cmd) {
+  if (cmd->flags & kChannelKeys) {
+    t_cluster.active = false;  // shard channels: no keys to look for
+    return true;
+  }
+  std::vector<std::size_t> idx;
+  std::vector<std::string_view> keys;
+  command_keys(*cmd, ctx.argv, &idx);
+  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  return cluster_gate(ctx, keys);
+}
+
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
-  // predictable branch: set only in cluster mode, and consumed by the first invoke.
-  if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) {
-    if (cmd->flags & kChannelKeys) {
-      t_cluster.active = false;  // shard channels: no keys to look for
-    } else {
-      std::vector<std::size_t> idx;
-      std::vector<std::string_view> keys;
-      command_keys(*cmd, ctx.argv, &idx);
-      for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
-      if (!cluster_gate(ctx, keys)) return;
-    }
+  // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
+  // is nested: t_running is set).
+  if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) [[unlikely]] {
+    if (!cluster_gate_for(ctx, cmd)) return;
   }
   if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
   // The slow log and latency monitor time the commands clients send and EXEC runs, not those a

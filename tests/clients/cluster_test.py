@@ -3,8 +3,11 @@
 RedisCluster (Debian python3-redis), `redis-cli -c` and `redis-benchmark --cluster`, against one
 --cluster-mode emulated node and a 3-node cluster started by `kvlab cluster local 3`. Also the
 redirection rules (MOVED to the right node, CROSSSLOT, EXEC over several slots), a node waiting
-for its configuration (CLUSTERDOWN, cluster_state:fail), bad configurations refused with the old
-one kept, and the keys of slots a node loses deleted.
+for its configuration (CLUSTERDOWN, cluster_state:fail), bad configurations and migrations refused
+with the old one kept, the keys of slots a node loses deleted in the background (and never seen
+again when the slots come back), and a migrating slot's routing on a source whose migration failed
+(served, ASK, TRYAGAIN; MOVED from a non-importing node even after ASKING). Live migration under
+load: cluster_migration_test.py.
 
 Usage: cluster_test.py KVLAB_SERVER KVLAB_CLI          (exit 77 without python3-redis)
 """
@@ -294,6 +297,41 @@ def configuration(server):
               "a migration of %s is refused (%s)" % (name, got))
     check(json.loads(a.execute_command("KVLAB", "CLUSTER", "GETCONFIG"))["epoch"] == 4,
           "after refused migrations the node keeps its old configuration")
+    # A migration whose target never heard of it: B refuses RESTORE-ASKING (MOVED), so the
+    # migration fails and the keys stay on A, which answers by Redis's rules meanwhile.
+    b = redis.Redis(port=ports[1])
+    tag = next(t for t in ("{t%d}" % i for i in range(1000)) if b.cluster("KEYSLOT", t) <= 4095)
+    slot = b.cluster("KEYSLOT", tag)
+    a.set(tag + "a", "here")
+    mig = json.loads(cfg(6, [[(0, 4095)], [(4096, 16383)]]))
+    mig["shards"][0]["migrations"] = [{"slot_ranges": [{"start": slot, "end": slot}],
+                                       "node_id": ids[1]}]
+    a.execute_command("KVLAB", "CLUSTER", "CONFIG", json.dumps(mig))
+    deadline = time.time() + 10
+    info = b""
+    while time.time() < deadline and b"kvlab_migration_state:failed" not in info:
+        info = a.execute_command("CLUSTER", "INFO")
+        time.sleep(0.05)
+    check(b"kvlab_migration_state:failed" in info and b"MOVED" in info,
+          "a migration the target refuses fails and says why")
+
+    def answer(node, *args):
+        try:
+            return node.execute_command(*args)
+        except redis.ResponseError as e:
+            return str(e)
+    check(answer(a, "GET", tag + "a") == b"here", "the source serves a migrating key it holds")
+    check(answer(a, "GET", tag + "b") == "ASK %d 127.0.0.1:%d" % (slot, ports[1]),
+          "the source answers ASK for a migrating key it does not hold")
+    check(answer(a, "MGET", tag + "a", tag + "b") ==
+          "TRYAGAIN Multiple keys request during rehashing of slot",
+          "a multi-key command with some keys moved answers TRYAGAIN")
+    pipe = b.pipeline(transaction=False)  # one connection: ASKING, then GET
+    pipe.execute_command("ASKING")
+    pipe.get(tag + "b")
+    got = [str(x) for x in pipe.execute(raise_on_error=False)]
+    check(got[1] == "MOVED %d 127.0.0.1:%d" % (slot, ports[0]),
+          "a node not importing the slot answers MOVED even after ASKING (%s)" % got)
 
 
 def main():
