@@ -219,7 +219,11 @@ Cluster::~Cluster() = default;
 
 Migrator& Cluster::migrator(Server& server) {
   // Created by KVLAB CLUSTER CONFIG, which runs with every key locked: one at a time.
-  if (migrator_ == nullptr) migrator_ = std::make_unique<Migrator>(server);
+  if (migrator_ == nullptr) {
+    migrator_ = std::make_unique<Migrator>(server);
+    // release: publishes the constructed Migrator to migrator_if_started() readers.
+    migrator_seen_.store(migrator_.get(), std::memory_order_release);
+  }
   return *migrator_;
 }
 

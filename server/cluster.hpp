@@ -126,7 +126,11 @@ class Cluster {
 
   // The cluster's live slot migration (cluster_migration.hpp), created on first use.
   Migrator& migrator(Server& server);
-  const Migrator* migrator_if_started() const { return migrator_.get(); }
+  // Any thread (CLUSTER INFO). acquire: pairs with the release store in migrator(); a reader
+  // that sees the pointer sees the Migrator constructed.
+  const Migrator* migrator_if_started() const {
+    return migrator_seen_.load(std::memory_order_acquire);
+  }
 
   // A random 40-hex-character node id.
   static std::string random_id();
@@ -139,6 +143,7 @@ class Cluster {
   std::atomic<std::shared_ptr<const ClusterConfig>> config_;
   std::atomic<std::uint64_t> generation_{0};
   std::unique_ptr<Migrator> migrator_;  // destroyed (its thread joined) before the keyspace
+  std::atomic<const Migrator*> migrator_seen_{nullptr};  // migrator_.get(), for other threads
 
  public:
   ~Cluster();
