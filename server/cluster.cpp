@@ -4,9 +4,13 @@
 //   {"epoch": 7,
 //    "shards": [{"slot_ranges": [{"start": 0, "end": 8191}],
 //                "master": {"id": "<40 hex>", "ip": "127.0.0.1", "port": 7000},
-//                "replicas": []},
+//                "replicas": [],
+//                "migrations": [{"slot_ranges": [{"start": 0, "end": 99}], "node_id": "<40
+//                hex>"}]},
 //               ...]}
-// Replicas must be empty (replication is future work); migrations are not accepted yet.
+// Replicas must be empty (replication is future work). A migration moves slot ranges of its
+// shard to the shard whose master is node_id ("ip" and "port" may be given too, as Dragonfly's
+// manager writes them; the shard list is authoritative). A slot migrates at most once.
 #include "server/cluster.hpp"
 
 #include <arpa/inet.h>
@@ -15,6 +19,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+
+#include "server/cluster_migration.hpp"
 
 namespace kvlab::server {
 
@@ -75,6 +81,7 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   auto cfg = std::make_shared<ClusterConfig>();
   cfg->owner.fill(-1);
+  cfg->migrating_to.fill(-1);
   if (j.contains("epoch")) {
     if (!j["epoch"].is_number_unsigned()) return bad("epoch is not a non-negative integer");
     cfg->epoch = j["epoch"].get<std::uint64_t>();
@@ -102,8 +109,6 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
     ids.push_back(shard.master.id);
     if (sj.contains("replicas") && !(sj["replicas"].is_array() && sj["replicas"].empty()))
       return bad("replicas are not supported yet");
-    if (sj.contains("migrations") && !(sj["migrations"].is_array() && sj["migrations"].empty()))
-      return bad("slot migrations are not supported yet");
     if (!sj.contains("slot_ranges") || !sj["slot_ranges"].is_array())
       return bad("a shard has no slot_ranges");
     const int index = static_cast<int>(cfg->shards.size());
@@ -128,6 +133,43 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
   for (int s = 0; s < kClusterSlots; ++s)
     if (cfg->owner[static_cast<std::size_t>(s)] == -1)
       return bad("slot " + std::to_string(s) + " is not assigned");
+  // Migrations, once every master is known.
+  for (std::size_t index = 0; index < cfg->shards.size(); ++index) {
+    const auto& sj = j["shards"][index];
+    if (!sj.contains("migrations")) continue;
+    if (!sj["migrations"].is_array()) return bad("migrations is not an array");
+    for (const auto& mj : sj["migrations"]) {
+      if (!mj.is_object() || !mj.contains("node_id") || !mj["node_id"].is_string() ||
+          !mj.contains("slot_ranges") || !mj["slot_ranges"].is_array())
+        return bad("a migration needs node_id and slot_ranges");
+      ClusterMigration m;
+      const std::string target = mj["node_id"].get<std::string>();
+      for (std::size_t t = 0; t < cfg->shards.size(); ++t)
+        if (cfg->shards[t].master.id == target) m.target = static_cast<int>(t);
+      if (m.target < 0) return bad("migration target " + target + " is not a master in it");
+      if (m.target == static_cast<int>(index)) return bad("a migration's target is its source");
+      for (const auto& r : mj["slot_ranges"]) {
+        if (!r.is_object() || !r.contains("start") || !r.contains("end") ||
+            !r["start"].is_number_integer() || !r["end"].is_number_integer())
+          return bad("a slot range needs integer start and end");
+        const auto a = r["start"].get<std::int64_t>(), b = r["end"].get<std::int64_t>();
+        if (a < 0 || b >= kClusterSlots || a > b)
+          return bad("slot range " + std::to_string(a) + "-" + std::to_string(b) + " is invalid");
+        for (auto s = a; s <= b; ++s) {
+          const auto u = static_cast<std::size_t>(s);
+          if (cfg->owner[u] != static_cast<std::int16_t>(index))
+            return bad("migrating slot " + std::to_string(s) + " is not its source's");
+          if (cfg->migrating_to[u] != -1)
+            return bad("slot " + std::to_string(s) + " migrates twice");
+          cfg->migrating_to[u] = static_cast<std::int16_t>(m.target);
+        }
+        m.slots.emplace_back(static_cast<unsigned>(a), static_cast<unsigned>(b));
+      }
+      std::sort(m.slots.begin(), m.slots.end());
+      cfg->has_migrations = true;
+      cfg->shards[index].migrations.push_back(std::move(m));
+    }
+  }
   if (cfg->self < 0) return bad("this node (" + std::string(self_id) + ") is not a master in it");
   return cfg;
 }
@@ -135,8 +177,9 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
 std::shared_ptr<const ClusterConfig> ClusterConfig::single(const ClusterNode& self) {
   auto cfg = std::make_shared<ClusterConfig>();
   cfg->epoch = 1;
-  cfg->shards.push_back({{{0, kClusterSlots - 1}}, self});
+  cfg->shards.push_back({{{0, kClusterSlots - 1}}, self, {}});
   cfg->owner.fill(0);
+  cfg->migrating_to.fill(-1);
   cfg->self = 0;
   return cfg;
 }
@@ -148,10 +191,20 @@ std::string ClusterConfig::to_json() const {
   for (const auto& s : shards) {
     nlohmann::json ranges = nlohmann::json::array();
     for (const auto& [a, b] : s.slots) ranges.push_back({{"start", a}, {"end", b}});
-    j["shards"].push_back(
-        {{"slot_ranges", ranges},
-         {"master", {{"id", s.master.id}, {"ip", s.master.ip}, {"port", s.master.port}}},
-         {"replicas", nlohmann::json::array()}});
+    nlohmann::json migrations = nlohmann::json::array();
+    for (const auto& m : s.migrations) {
+      nlohmann::json mr = nlohmann::json::array();
+      for (const auto& [a, b] : m.slots) mr.push_back({{"start", a}, {"end", b}});
+      const ClusterNode& t = shards[static_cast<std::size_t>(m.target)].master;
+      migrations.push_back(
+          {{"slot_ranges", mr}, {"node_id", t.id}, {"ip", t.ip}, {"port", t.port}});
+    }
+    nlohmann::json shard = {
+        {"slot_ranges", ranges},
+        {"master", {{"id", s.master.id}, {"ip", s.master.ip}, {"port", s.master.port}}},
+        {"replicas", nlohmann::json::array()}};
+    if (!migrations.empty()) shard["migrations"] = migrations;
+    j["shards"].push_back(shard);
   }
   return j.dump();
 }
@@ -162,9 +215,23 @@ Cluster::Cluster(ClusterMode mode, std::string my_id, std::string announce_ip, i
     config_.store(ClusterConfig::single({my_id_, announce_ip_, port_}), std::memory_order_release);
 }
 
+Cluster::~Cluster() = default;
+
+Migrator& Cluster::migrator(Server& server) {
+  // Created by KVLAB CLUSTER CONFIG, which runs with every key locked: one at a time.
+  if (migrator_ == nullptr) {
+    migrator_ = std::make_unique<Migrator>(server);
+    // release: publishes the constructed Migrator to migrator_if_started() readers.
+    migrator_seen_.store(migrator_.get(), std::memory_order_release);
+  }
+  return *migrator_;
+}
+
 std::vector<unsigned> Cluster::set_config(std::shared_ptr<const ClusterConfig> next) {
   // acq_rel: publish `next` fully built (release) and read the old one's contents (acquire).
   const auto old = config_.exchange(std::move(next), std::memory_order_acq_rel);
+  // release: a command that reads the new generation (acquire) reads the new configuration too.
+  generation_.fetch_add(1, std::memory_order_release);
   std::vector<unsigned> lost;
   const auto now = config();
   if (old == nullptr || old->self < 0) return lost;
@@ -173,21 +240,43 @@ std::vector<unsigned> Cluster::set_config(std::shared_ptr<const ClusterConfig> n
   return lost;
 }
 
-std::string Cluster::check(std::span<const std::string_view> keys, int* slot) const {
+Cluster::Route Cluster::route(std::span<const std::string_view> keys, bool asking, int* slot,
+                              std::string* error) const {
   *slot = -1;
-  if (keys.empty()) return {};
+  if (keys.empty()) return Route::kServe;
   const unsigned first = key_hash_slot(keys[0]);
   for (std::size_t i = 1; i < keys.size(); ++i)
-    if (key_hash_slot(keys[i]) != first)
-      return "CROSSSLOT Keys in request don't hash to the same slot";
+    if (key_hash_slot(keys[i]) != first) {
+      *error = "CROSSSLOT Keys in request don't hash to the same slot";
+      return Route::kError;
+    }
   *slot = static_cast<int>(first);
   const auto cfg = config();
-  if (cfg == nullptr) return "CLUSTERDOWN Hash slot not served";
+  if (cfg == nullptr || cfg->owner[first] < 0) {
+    *error = "CLUSTERDOWN Hash slot not served";
+    return Route::kError;
+  }
   const int owner = cfg->owner[first];
-  if (owner < 0) return "CLUSTERDOWN Hash slot not served";
-  if (owner == cfg->self) return {};
-  const ClusterNode& n = cfg->shards[static_cast<std::size_t>(owner)].master;
-  return "MOVED " + std::to_string(first) + " " + n.ip + ":" + std::to_string(n.port);
+  const int to = cfg->migrating_to[first];
+  auto redirect = [&](const char* kind, int shard) {
+    const ClusterNode& n = cfg->shards[static_cast<std::size_t>(shard)].master;
+    *error =
+        std::string(kind) + " " + std::to_string(first) + " " + n.ip + ":" + std::to_string(n.port);
+  };
+  if (owner == cfg->self) {
+    if (to < 0) return Route::kServe;
+    redirect("ASK", to);
+    return Route::kIfPresent;
+  }
+  if (to == cfg->self && asking) return Route::kImportingAsked;
+  redirect("MOVED", owner);
+  return Route::kError;
+}
+
+std::string Cluster::check(std::span<const std::string_view> keys, int* slot) const {
+  std::string error;
+  if (route(keys, false, slot, &error) == Route::kError) return error;
+  return {};
 }
 
 std::string Cluster::random_id() {

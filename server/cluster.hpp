@@ -19,6 +19,12 @@
 // shared_ptr to the current one (std::atomic<std::shared_ptr>, acquire/release: a worker that
 // loads the new pointer sees the configuration fully built). set_config() replaces it as a whole,
 // so a command sees either the old or the new map, never a mix. In `no` mode nothing here runs.
+//
+// Live slot migration (cluster_migration.hpp): a shard's "migrations" entry names slot ranges of
+// that shard and the shard they move to. The source serves a key of such a slot while it holds
+// the key and answers -ASK slot target for a key it does not hold; the target serves a command
+// on such a slot only after ASKING (else -MOVED to the source). Both decisions depend on which
+// keys are present, so they are taken inside the command's key locks (command_table.cpp).
 #pragma once
 
 #include <array>
@@ -31,6 +37,9 @@
 #include <vector>
 
 namespace kvlab::server {
+
+class Migrator;
+class Server;
 
 inline constexpr int kClusterSlots = 16384;
 
@@ -45,16 +54,25 @@ struct ClusterNode {
   int port = 0;
 };
 
+struct ClusterMigration {
+  std::vector<std::pair<unsigned, unsigned>> slots;  // inclusive ranges, sorted
+  int target = -1;                                   // the shard the slots move to
+};
+
 struct ClusterShard {
   std::vector<std::pair<unsigned, unsigned>> slots;  // inclusive ranges, sorted
   ClusterNode master;
+  std::vector<ClusterMigration> migrations;  // slots of this shard moving to another
 };
 
 struct ClusterConfig {
   std::uint64_t epoch = 0;
   std::vector<ClusterShard> shards;
   std::array<std::int16_t, kClusterSlots> owner{};  // shard index per slot, -1 when unassigned
-  int self = -1;                                    // this node's shard, -1 when not in it
+  // The shard a slot migrates to, -1 when it does not migrate. The slot's owner is its source.
+  std::array<std::int16_t, kClusterSlots> migrating_to{};
+  int self = -1;  // this node's shard, -1 when not in it
+  bool has_migrations = false;
 
   // Parses and validates a configuration (see cluster.cpp for the JSON schema): every slot
   // assigned exactly once, addresses and ids well formed, ids unique, `self_id` a master. Returns
@@ -78,12 +96,41 @@ class Cluster {
     return config_.load(std::memory_order_acquire);
   }
   // Replaces the configuration (yes mode). Returns the slots this node no longer owns.
+  // REQUIRES: called with every key locked (KVLAB CLUSTER CONFIG is keyspace-wide), so that no
+  // command runs between its routing decision and its execution across the change (see
+  // generation()).
   std::vector<unsigned> set_config(std::shared_ptr<const ClusterConfig> next);
 
-  // The redirection decision for one command's keys (already extracted). Returns an empty string
-  // when the command may run here, else the full error line (without '-'): CROSSSLOT, MOVED or
-  // CLUSTERDOWN. *slot receives the keys' common slot (-1 when there are no keys).
+  // Bumped by every set_config(), after the new configuration is published. A command decides
+  // its route in dispatch, before it holds its keys' locks; inside the locks it compares the
+  // generation it saw with this one and decides again when they differ (command_table.cpp).
+  std::uint64_t generation() const {
+    // acquire: pairs with set_config's release increment; a reader that sees the new count also
+    // sees the new configuration. Inside the gate the locks order it anyway (see set_config).
+    return generation_.load(std::memory_order_acquire);
+  }
+
+  // The redirection decision for one command's keys (already extracted).
+  enum class Route {
+    kServe,           // run here
+    kError,           // *error holds the line (without '-'): CROSSSLOT, MOVED, CLUSTERDOWN
+    kIfPresent,       // the slot migrates away from here: run if every key is here, ASK to the
+                      // target if none is (*error holds the ASK line), else TRYAGAIN
+    kImportingAsked,  // ASKING on a slot migrating here: run, unless several keys and one is
+                      // missing (TRYAGAIN)
+  };
+  Route route(std::span<const std::string_view> keys, bool asking, int* slot,
+              std::string* error) const;
+  // route() reduced to an error line (empty when the command may run here, presence aside).
   std::string check(std::span<const std::string_view> keys, int* slot) const;
+
+  // The cluster's live slot migration (cluster_migration.hpp), created on first use.
+  Migrator& migrator(Server& server);
+  // Any thread (CLUSTER INFO). acquire: pairs with the release store in migrator(); a reader
+  // that sees the pointer sees the Migrator constructed.
+  const Migrator* migrator_if_started() const {
+    return migrator_seen_.load(std::memory_order_acquire);
+  }
 
   // A random 40-hex-character node id.
   static std::string random_id();
@@ -94,6 +141,12 @@ class Cluster {
   std::string announce_ip_;
   int port_;
   std::atomic<std::shared_ptr<const ClusterConfig>> config_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::unique_ptr<Migrator> migrator_;  // destroyed (its thread joined) before the keyspace
+  std::atomic<const Migrator*> migrator_seen_{nullptr};  // migrator_.get(), for other threads
+
+ public:
+  ~Cluster();
 };
 
 }  // namespace kvlab::server

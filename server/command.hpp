@@ -187,6 +187,10 @@ class CommandTable {
 // Runs one command: existence, arity and authentication checks; inside MULTI, queues it; else
 // runs the handler under the atomicity scheme. Never throws.
 void dispatch(CommandContext& ctx);
+// Cluster mode, inside the command's key locks: confirms the route dispatch() chose for the
+// command the client sent (EXEC calls it with its queued commands' keys). False when it replied
+// -ASK, -MOVED or -TRYAGAIN instead (cluster_migration.hpp). True at once outside cluster mode.
+bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys);
 
 // Command statistics (INFO commandstats). The worker brackets each batch of commands that it runs
 // from one read with these; dispatch() counts each call, and the batch's time is shared among its

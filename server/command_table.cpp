@@ -14,6 +14,7 @@
 #include "server/blocking.hpp"
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
+#include "server/container.hpp"
 #include "server/errors.hpp"
 #include "server/monitor.hpp"
 #include "server/server.hpp"
@@ -284,7 +285,81 @@ namespace {
 // The command running on this thread, if any: a command it runs (EXEC's, a script's) is nested.
 thread_local const CommandSpec* t_running = nullptr;
 
+// Cluster mode: the route dispatch() chose for the command it is running, before the command
+// held its keys' locks. cluster_gate() confirms it inside the locks (cluster_migration.hpp b, e).
+struct ClusterPending {
+  bool active = false;  // set by dispatch() for a keyed command in cluster mode
+  bool asking = false;
+  Cluster::Route route = Cluster::Route::kServe;
+  std::uint64_t generation = 0;  // Cluster::generation() read before the route was chosen
+};
+thread_local ClusterPending t_cluster;
+}  // namespace
+
+// Inside the command's key locks: routes again when the configuration changed since dispatch(),
+// and for a migrating or importing slot decides by which keys are present here, as Redis's
+// getNodeByQuery does. False when it replied a redirection instead of running the command.
+bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys) {
+  if (!t_cluster.active) return true;
+  t_cluster.active = false;  // once per command the client sent
+  Cluster& cl = ctx.server.cluster();
+  Cluster::Route route = t_cluster.route;
+  std::string error;
+  if (route != Cluster::Route::kServe || cl.generation() != t_cluster.generation) {
+    int slot = -1;
+    route = cl.route(keys, t_cluster.asking, &slot, &error);
+  }
+  if (route == Cluster::Route::kServe) return true;
+  if (route == Cluster::Route::kError) {
+    ctx.reply.error(error);
+    return false;
+  }
+  std::size_t distinct = 0, present = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), keys[i]) !=
+        keys.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;
+    ++distinct;
+    bool live = false;
+    ctx.ks.find(keys[i], [&](const Value& v) {
+      live = !v.expired_at(ctx.now_ms) && !live_container_is_dead(v);
+    });
+    present += live ? 1 : 0;
+  }
+  constexpr std::string_view kTryAgain = "TRYAGAIN Multiple keys request during rehashing of slot";
+  if (route == Cluster::Route::kIfPresent) {  // the source of a migrating slot
+    if (present == distinct) return true;
+    ctx.reply.error(present == 0 ? std::string_view(error) : kTryAgain);
+    return false;
+  }
+  // kImportingAsked: the target, after ASKING.
+  if (distinct > 1 && present < distinct) {
+    ctx.reply.error(kTryAgain);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+// invoke()'s cluster step, out of line so that the single-node path carries none of it.
+[[gnu::noinline, gnu::cold]] bool cluster_gate_for(CommandContext& ctx, const CommandSpec* cmd) {
+  if (cmd->flags & kChannelKeys) {
+    t_cluster.active = false;  // shard channels: no keys to look for
+    return true;
+  }
+  std::vector<std::size_t> idx;
+  std::vector<std::string_view> keys;
+  command_keys(*cmd, ctx.argv, &idx);
+  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  return cluster_gate(ctx, keys);
+}
+
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
+  // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
+  // is nested: t_running is set).
+  if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) [[unlikely]] {
+    if (!cluster_gate_for(ctx, cmd)) return;
+  }
   if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
   // The slow log and latency monitor time the commands clients send and EXEC runs, not those a
   // script runs (Redis logs the EVAL); monitor.hpp says which clock and why.
@@ -427,8 +502,10 @@ const CommandSpec* resolve(std::span<const std::string_view> argv) {
 
 // Cluster redirection (server/cluster.hpp): the command's keys — for EXEC, the keys of every
 // queued command — must hash to one slot, and this node must own it. Returns the error line, or
-// an empty string when the command runs here. Only called with cluster mode on.
-std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const CommandSpec* top) {
+// an empty string when the command runs here (cluster_gate() confirms that inside the locks).
+// Only called with cluster mode on.
+std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const CommandSpec* top,
+                             bool asking) {
   std::vector<std::string_view> keys;
   std::vector<std::size_t> idx;
   auto add = [&](const CommandSpec& c, std::span<const std::string_view> argv) {
@@ -446,7 +523,15 @@ std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const 
     add(*cmd, ctx.argv);
   }
   int slot = -1;
-  return ctx.server.cluster().check(keys, &slot);
+  std::string error;
+  Cluster& cl = ctx.server.cluster();
+  // acquire (generation()): read before the configuration route() loads, so an unchanged count
+  // inside the locks means the route was chosen with the current configuration.
+  t_cluster.generation = cl.generation();
+  t_cluster.asking = asking;
+  t_cluster.route = cl.route(keys, asking, &slot, &error);
+  t_cluster.active = t_cluster.route != Cluster::Route::kError;
+  return t_cluster.active ? std::string() : error;
 }
 }  // namespace
 
@@ -493,9 +578,23 @@ void dispatch(CommandContext& ctx) {
     }
   }
   // predictable branch: the mode is fixed at startup.
+  struct ClusterScope {  // the pending route and ASKING last one command, as in Redis
+    Connection* conn = nullptr;
+    bool keep_asking = false;
+    ~ClusterScope() {
+      if (conn == nullptr) return;  // cluster mode off: t_cluster is never set
+      t_cluster.active = false;
+      if (!keep_asking && conn->tx == nullptr) conn->asking = false;
+    }
+  } cluster_scope;
+  if (ctx.server.cluster().enabled()) {
+    cluster_scope.conn = &conn;
+    cluster_scope.keep_asking = top->name == "asking";
+  }
   if (ctx.server.cluster().enabled() && !conn.in_exec &&
       (cmd->first_key > 0 || cmd->extra_keys != nullptr || top->name == "exec")) {
-    if (std::string e = cluster_redirect(ctx, cmd, top); !e.empty()) {
+    const bool asking = conn.asking || top->name == "restore-asking";
+    if (std::string e = cluster_redirect(ctx, cmd, top, asking); !e.empty()) {
       if (top->name == "exec" && conn.tx != nullptr) {  // Redis discards the transaction
         reset_transaction_state(ctx);
         ctx.reply.error(e);

@@ -60,8 +60,9 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
   const unsigned n = config_.threads;
   stats_ = std::make_unique<WorkerStats[]>(n);
   const Atomicity::SchemeInfo* scheme = Atomicity::find(config_.atomicity);  // main() validated it
+  // One slot per worker, plus the last for the cluster's slot migrator (cluster_migration.hpp).
   atomicity_ = std::make_unique<Atomicity>(
-      scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n);
+      scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n + 1);
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
   worker_placement_ = worker_reasons;

@@ -80,6 +80,7 @@ struct Connection {
   std::unique_ptr<Transaction> tx;     // non-null between MULTI and EXEC/DISCARD
   std::unique_ptr<WatchClient> watch;  // non-null while the connection watches keys
   bool in_exec = false;                // running EXEC's queued commands (its locks are held)
+  bool asking = false;                 // cluster: ASKING was the previous command (cluster.hpp)
   // Set while a blocking command waits (server/blocking.hpp): no further input is processed.
   std::shared_ptr<BlockedClient> blocked;
 

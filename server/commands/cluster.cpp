@@ -6,11 +6,14 @@
 // COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(keys)); there is no per-slot index.
 #include "server/cluster.hpp"
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "server/cluster_migration.hpp"
 #include "server/commands/common.hpp"
+#include "server/worker.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -49,6 +52,9 @@ void cluster_info_cmd(CommandContext& ctx) {
   s += "cluster_current_epoch:" + epoch + "\r\ncluster_my_epoch:" + epoch + "\r\n";
   s += "cluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0\r\n";
   s += "total_cluster_links_buffer_limit_exceeded:0\r\n";
+  // kvlab's own lines, only on a node that ever streamed a migration (cluster_migration.hpp).
+  if (const Migrator* m = ctx.server.cluster().migrator_if_started(); m != nullptr)
+    s += m->status();
   ctx.reply.verbatim("txt", s);
 }
 
@@ -218,10 +224,17 @@ void cluster_container_cmd(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("cluster"));
 }
 
-// ASKING, READONLY, READWRITE: accepted in cluster mode (no replicas, no migrations yet: a
-// command after ASKING runs as any other).
+// READONLY, READWRITE: accepted in cluster mode (no replicas).
 void cluster_ok_cmd(CommandContext& ctx) {
   if (!require_cluster(ctx)) return;
+  ctx.reply.ok();
+}
+
+// ASKING: the connection's next command may run on a slot migrating to this node (dispatch
+// clears the flag after it, as Redis does).
+void asking_cmd(CommandContext& ctx) {
+  if (!require_cluster(ctx)) return;
+  ctx.conn.asking = true;
   ctx.reply.ok();
 }
 
@@ -245,18 +258,27 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
                     " is older than the current " + std::to_string(old->epoch));
     return;
   }
+  const auto next = cfg;
   const std::vector<unsigned> lost = cl.set_config(std::move(cfg));
-  if (!lost.empty()) {
-    // Delete the keys of the lost slots. The command runs with every key locked (kKeyspaceWide),
-    // so nothing writes them meanwhile; later writes to those slots are redirected.
-    std::vector<bool> gone(kClusterSlots, false);
-    for (unsigned s : lost) gone[s] = true;
+  if (cl.migrator_if_started() == nullptr && lost.empty() && !next->has_migrations) {
+    ctx.reply.ok();
+    return;
+  }
+  Migrator& m = cl.migrator(ctx.server);
+  // Slots given back before their keys were purged: delete those keys now. The command runs with
+  // every key locked (kKeyspaceWide), so no command sees them (cluster_migration.hpp).
+  const std::vector<bool> regained = m.take_regained(*next);
+  if (std::find(regained.begin(), regained.end(), true) != regained.end()) {
     std::vector<std::string> victims;
     ctx.ks.for_each([&](std::string_view key, const Value&) {
-      if (gone[key_hash_slot(key)]) victims.emplace_back(key);
+      if (regained[key_hash_slot(key)]) victims.emplace_back(key);
     });
     for (const auto& k : victims) ctx.ks.erase(k);
   }
+  // Streams this node's migrations, cancels one the new configuration ended, and deletes the
+  // keys of the lost slots in the background. Never waits: the migrator may be waiting for the
+  // locks this command holds.
+  m.start(next, cl.generation(), lost);
   ctx.reply.ok();
 }
 
@@ -346,7 +368,7 @@ const CommandSpec kClusterCommands[] = {
     {"cluster", -2, 0, cluster_container_cmd, 0, 0, 0, "cluster",
      "A container for cluster commands", "", "3.0.0", "Depends on subcommand.",
      kClusterSubcommands},
-    {"asking", 1, kFast, cluster_ok_cmd, 0, 0, 0, "cluster",
+    {"asking", 1, kFast, asking_cmd, 0, 0, 0, "cluster",
      "Sent by cluster clients after an -ASK redirect", "", "3.0.0"},
     {"readonly", 1, kLoading | kStale | kFast, cluster_ok_cmd, 0, 0, 0, "cluster",
      "Enables read queries for a connection to a cluster replica node", "", "3.0.0"},

@@ -146,6 +146,7 @@ void exec_cmd(CommandContext& ctx) {
     command_keys(*c, argvs.back(), &idx);
     for (std::size_t i : idx) keys.push_back(argvs.back()[i]);
   }
+  const std::size_t command_key_count = keys.size();  // cluster routing ignores WATCH keys
   std::vector<std::string> watched;
   if (conn.watch) {
     for (const auto& k : conn.watch->keys) watched.push_back(k->key);
@@ -154,6 +155,11 @@ void exec_cmd(CommandContext& ctx) {
   Atomicity& gate = ctx.server.atomicity();
   std::vector<std::uint32_t> held;
   gate.begin_multi(ctx.worker.index(), keys, wide, &held);
+  if (!cluster_gate(ctx, {keys.data(), command_key_count})) {  // replied ASK, MOVED or TRYAGAIN
+    gate.end_multi(ctx.worker.index(), &held);
+    reset_transaction(ctx);
+    return;
+  }
   BlockingRegistry& blocking = ctx.server.blocking();
   if (!wide && blocking.active()) {
     // A key with blocked clients: serving them may push anywhere (BLMOVE), so lock everything.

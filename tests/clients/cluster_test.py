@@ -3,8 +3,11 @@
 RedisCluster (Debian python3-redis), `redis-cli -c` and `redis-benchmark --cluster`, against one
 --cluster-mode emulated node and a 3-node cluster started by `kvlab cluster local 3`. Also the
 redirection rules (MOVED to the right node, CROSSSLOT, EXEC over several slots), a node waiting
-for its configuration (CLUSTERDOWN, cluster_state:fail), bad configurations refused with the old
-one kept, and the keys of slots a node loses deleted.
+for its configuration (CLUSTERDOWN, cluster_state:fail), bad configurations and migrations refused
+with the old one kept, the keys of slots a node loses deleted in the background (and never seen
+again when the slots come back), and a migrating slot's routing on a source whose migration failed
+(served, ASK, TRYAGAIN; MOVED from a non-importing node even after ASKING). Live migration under
+load: cluster_migration_test.py.
 
 Usage: cluster_test.py KVLAB_SERVER KVLAB_CLI          (exit 77 without python3-redis)
 """
@@ -250,10 +253,85 @@ def configuration(server):
     shifted = cfg(2, [[(0, 4095)], [(4096, 16383)]])
     for p in ports:
         redis.Redis(port=p).execute_command("KVLAB", "CLUSTER", "CONFIG", shifted)
+    # The purge runs in the background: wait until CLUSTER INFO reports none pending.
+    deadline = time.time() + 10
+    while time.time() < deadline and \
+            b"kvlab_purge_pending_slots:0" not in a.execute_command("CLUSTER", "INFO"):
+        time.sleep(0.05)
     left = sum(1 for i in moved if a.execute_command("CLUSTER", "COUNTKEYSINSLOT",
                                                      rc.keyslot("m%d" % i)) > 0)
     check(moved and left == 0, "the keys of the %d moved slots' keys are gone from the old owner"
           % len(moved))
+    # A loses 0-4095 and gets them back at once, before its background purge could finish:
+    # the old keys must not reappear (they are deleted when the slots come back).
+    rc = RedisCluster(host="127.0.0.1", port=ports[0])
+    low = [k for k in ("r%d" % i for i in range(20000)) if rc.keyslot(k) <= 4095][:5000]
+    pipe = rc.pipeline()
+    for k in low:
+        pipe.set(k, 1)
+    pipe.execute()
+    rc.close()
+    for c in (cfg(3, [[], [(0, 16383)]]), cfg(4, [[(0, 4095)], [(4096, 16383)]])):
+        for p in ports:  # A first: its check below races with its purge
+            redis.Redis(port=p).execute_command("KVLAB", "CLUSTER", "CONFIG", c)
+    pipe = a.pipeline(transaction=False)
+    for k in low:
+        pipe.exists(k)
+    check(sum(pipe.execute()) == 0 and a.dbsize() <= 400 - len(moved),
+          "keys of slots lost and given back at once do not reappear")
+    # Migrations are validated too: the slots must be the source's, the target another master.
+    mig = json.loads(cfg(5, [[(0, 4095)], [(4096, 16383)]]))
+    for name, m in [("slots it does not own", {"slot_ranges": [{"start": 5000, "end": 5001}],
+                                               "node_id": ids[1]}),
+                    ("an unknown target", {"slot_ranges": [{"start": 0, "end": 1}],
+                                           "node_id": "e" * 40}),
+                    ("itself as target", {"slot_ranges": [{"start": 0, "end": 1}],
+                                          "node_id": ids[0]})]:
+        mig["shards"][0]["migrations"] = [m]
+        try:
+            a.execute_command("KVLAB", "CLUSTER", "CONFIG", json.dumps(mig))
+            got = "accepted"
+        except redis.ResponseError as e:
+            got = str(e)
+        check(got.startswith("invalid cluster configuration"),
+              "a migration of %s is refused (%s)" % (name, got))
+    check(json.loads(a.execute_command("KVLAB", "CLUSTER", "GETCONFIG"))["epoch"] == 4,
+          "after refused migrations the node keeps its old configuration")
+    # A migration whose target never heard of it: B refuses RESTORE-ASKING (MOVED), so the
+    # migration fails and the keys stay on A, which answers by Redis's rules meanwhile.
+    b = redis.Redis(port=ports[1])
+    tag = next(t for t in ("{t%d}" % i for i in range(1000)) if b.cluster("KEYSLOT", t) <= 4095)
+    slot = b.cluster("KEYSLOT", tag)
+    a.set(tag + "a", "here")
+    mig = json.loads(cfg(6, [[(0, 4095)], [(4096, 16383)]]))
+    mig["shards"][0]["migrations"] = [{"slot_ranges": [{"start": slot, "end": slot}],
+                                       "node_id": ids[1]}]
+    a.execute_command("KVLAB", "CLUSTER", "CONFIG", json.dumps(mig))
+    deadline = time.time() + 10
+    info = b""
+    while time.time() < deadline and b"kvlab_migration_state:failed" not in info:
+        info = a.execute_command("CLUSTER", "INFO")
+        time.sleep(0.05)
+    check(b"kvlab_migration_state:failed" in info and b"MOVED" in info,
+          "a migration the target refuses fails and says why")
+
+    def answer(node, *args):
+        try:
+            return node.execute_command(*args)
+        except redis.ResponseError as e:
+            return str(e)
+    check(answer(a, "GET", tag + "a") == b"here", "the source serves a migrating key it holds")
+    check(answer(a, "GET", tag + "b") == "ASK %d 127.0.0.1:%d" % (slot, ports[1]),
+          "the source answers ASK for a migrating key it does not hold")
+    check(answer(a, "MGET", tag + "a", tag + "b") ==
+          "TRYAGAIN Multiple keys request during rehashing of slot",
+          "a multi-key command with some keys moved answers TRYAGAIN")
+    pipe = b.pipeline(transaction=False)  # one connection: ASKING, then GET
+    pipe.execute_command("ASKING")
+    pipe.get(tag + "b")
+    got = [str(x) for x in pipe.execute(raise_on_error=False)]
+    check(got[1] == "MOVED %d 127.0.0.1:%d" % (slot, ports[0]),
+          "a node not importing the slot answers MOVED even after ASKING (%s)" % got)
 
 
 def main():

@@ -4,6 +4,8 @@
 //   kvlab cluster create HOST:PORT...    even slot split over the nodes, pushed to all
 //   kvlab cluster show HOST:PORT         the slot map, keys and ops/s per node
 //   kvlab cluster check HOST:PORT        every node holds the same configuration
+//   kvlab cluster reshard HOST:PORT --from ID --to ID --slots N|START-END
+//                                        live migration of slots (server/cluster_migration.hpp)
 //   kvlab cluster local N                start N nodes on loopback, create, run until Ctrl-C
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -187,6 +189,131 @@ int check(const Addr& entry) {
   return problems == 0 ? 0 : 1;
 }
 
+// The ranges of a set of slots.
+nlohmann::json ranges_of(const std::vector<bool>& in) {
+  nlohmann::json r = nlohmann::json::array();
+  for (int s = 0; s < kSlots;) {
+    if (!in[s]) {
+      ++s;
+      continue;
+    }
+    int e = s;
+    while (e + 1 < kSlots && in[e + 1]) ++e;
+    r.push_back({{"start", s}, {"end", e}});
+    s = e + 1;
+  }
+  return r;
+}
+
+// Pushes cfg to every node: `first` first, `last` last (a migration's target, then its source:
+// cluster_migration.hpp says why).
+void push(const nlohmann::json& cfg, const std::string& first, const std::string& last) {
+  const std::string json = cfg.dump();
+  std::vector<nlohmann::json> order;
+  for (const auto& s : cfg["shards"])
+    if (s["master"]["id"] == first) order.push_back(s["master"]);
+  for (const auto& s : cfg["shards"])
+    if (s["master"]["id"] != first && s["master"]["id"] != last) order.push_back(s["master"]);
+  for (const auto& s : cfg["shards"])
+    if (s["master"]["id"] == last) order.push_back(s["master"]);
+  for (const auto& m : order) {
+    const Addr a{m["ip"].get<std::string>(), m["port"].get<int>()};
+    Conn c = connect(a);
+    command(c.get(), {"KVLAB", "CLUSTER", "CONFIG", json}, a);
+  }
+}
+
+// Moves slots from one node to another while clients keep using them: pushes the configuration
+// with the migration, waits until the source has streamed every key (CLUSTER INFO's
+// kvlab_migration_* lines), then pushes the configuration with the slots owned by the target.
+int reshard(const Addr& entry, const std::string& from, const std::string& to,
+            const std::string& slots_arg) {
+  nlohmann::json cfg = get_config(entry);
+  if (cfg.is_null()) fail(entry.text() + " has no cluster configuration yet");
+  int src = -1, dst = -1;
+  for (int i = 0; i < static_cast<int>(cfg["shards"].size()); ++i) {
+    const std::string id = cfg["shards"][i]["master"]["id"].get<std::string>();
+    if (id == from) src = i;
+    if (id == to) dst = i;
+  }
+  if (src < 0) fail("no node " + from + " in the configuration");
+  if (dst < 0) fail("no node " + to + " in the configuration");
+  if (src == dst) fail("--from and --to name the same node");
+  std::vector<bool> owned(kSlots, false), moving(kSlots, false);
+  for (const auto& r : cfg["shards"][src]["slot_ranges"])
+    for (int x = r["start"].get<int>(); x <= r["end"].get<int>(); ++x) owned[x] = true;
+  int count = 0;
+  if (const auto dash = slots_arg.find('-'); dash != std::string::npos) {
+    char* end = nullptr;
+    const long a = std::strtol(slots_arg.c_str(), &end, 10);
+    const long b = std::strtol(slots_arg.c_str() + dash + 1, &end, 10);
+    if (a < 0 || b >= kSlots || a > b) fail("--slots " + slots_arg + ": not a slot range");
+    for (long x = a; x <= b; ++x) {
+      if (!owned[x]) fail("slot " + std::to_string(x) + " is not owned by " + from);
+      moving[x] = true;
+      ++count;
+    }
+  } else {
+    const int n = std::atoi(slots_arg.c_str());
+    if (n <= 0) fail("--slots needs a positive count or START-END");
+    for (int x = kSlots - 1; x >= 0 && count < n; --x)  // the source's highest slots
+      if (owned[x]) moving[x] = true, ++count;
+    if (count < n) fail(from + " owns only " + std::to_string(count) + " slots");
+  }
+  for (auto& s : cfg["shards"]) s.erase("migrations");  // a failed earlier reshard's
+  const std::uint64_t epoch = cfg.value("epoch", std::uint64_t{0});
+  const Addr source{cfg["shards"][src]["master"]["ip"].get<std::string>(),
+                    cfg["shards"][src]["master"]["port"].get<int>()};
+  // 1. The migration.
+  cfg["epoch"] = epoch + 1;
+  cfg["shards"][src]["migrations"] = {{{"slot_ranges", ranges_of(moving)}, {"node_id", to}}};
+  push(cfg, to, from);
+  std::printf("epoch %llu: migrating %d slots from %s to %s\n",
+              static_cast<unsigned long long>(epoch + 1), count, from.c_str(), to.c_str());
+  std::fflush(stdout);
+  // 2. Wait for the source to stream every key.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last_print = t0;
+  for (;;) {
+    Conn c = connect(source);
+    const std::string info = text_of(command(c.get(), {"CLUSTER", "INFO"}, source));
+    const std::string state = info_field(info, "kvlab_migration_state");
+    const bool mine = info_field(info, "kvlab_migration_epoch") == std::to_string(epoch + 1);
+    const auto now = std::chrono::steady_clock::now();
+    const double secs = std::chrono::duration<double>(now - t0).count();
+    if (mine && (state == "failed" || state == "cancelled"))
+      fail("migration " + state + ": " + info_field(info, "kvlab_migration_error") +
+           " (the source still owns the slots; the keys not moved are on it)");
+    if (mine && state == "done") {
+      std::printf("streamed %s keys in %.2f s\n",
+                  info_field(info, "kvlab_migration_keys_moved").c_str(), secs);
+      break;
+    }
+    if (now - last_print >= std::chrono::seconds(1)) {
+      std::printf("  %.0f s: %s keys moved\n", secs,
+                  mine ? info_field(info, "kvlab_migration_keys_moved").c_str() : "0");
+      std::fflush(stdout);
+      last_print = now;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // 3. The flip: the target owns the slots.
+  cfg["epoch"] = epoch + 2;
+  cfg["shards"][src].erase("migrations");
+  std::vector<bool> dst_owned(kSlots, false);
+  for (const auto& r : cfg["shards"][dst]["slot_ranges"])
+    for (int x = r["start"].get<int>(); x <= r["end"].get<int>(); ++x) dst_owned[x] = true;
+  for (int x = 0; x < kSlots; ++x) {
+    if (moving[x]) owned[x] = false, dst_owned[x] = true;
+  }
+  cfg["shards"][src]["slot_ranges"] = ranges_of(owned);
+  cfg["shards"][dst]["slot_ranges"] = ranges_of(dst_owned);
+  push(cfg, to, from);
+  std::printf("epoch %llu: %s owns the %d slots\n", static_cast<unsigned long long>(epoch + 2),
+              to.c_str(), count);
+  return 0;
+}
+
 // A port nothing listens on now: the kernel's pick for a socket bound to port 0.
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -301,6 +428,16 @@ void add_cluster(CLI::App& app) {
   ck->add_option("node", check_node, "HOST:PORT of any node")->required();
   ck->callback([] {
     if (check(parse_addr(check_node)) != 0) throw CLI::RuntimeError(1);
+  });
+  static std::string rs_node, rs_from, rs_to, rs_slots;
+  auto* rs = cl->add_subcommand("reshard", "move slots between nodes while clients use them");
+  rs->add_option("node", rs_node, "HOST:PORT of any node")->required();
+  rs->add_option("--from", rs_from, "node id of the source")->required();
+  rs->add_option("--to", rs_to, "node id of the target")->required();
+  rs->add_option("--slots", rs_slots, "how many slots (the source's highest), or START-END")
+      ->required();
+  rs->callback([] {
+    if (reshard(parse_addr(rs_node), rs_from, rs_to, rs_slots) != 0) throw CLI::RuntimeError(1);
   });
   static int local_n = 3, local_threads = 1;
   static std::string local_server;
