@@ -55,15 +55,31 @@ Server::~Server() {
   workers_.clear();
 }
 
-bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
-                   const std::vector<std::string>& worker_reasons) {
-  const unsigned n = config_.threads;
+void Server::prepare(unsigned n) {
   stats_ = std::make_unique<WorkerStats[]>(n);
   const Atomicity::SchemeInfo* scheme = Atomicity::find(config_.atomicity);  // main() validated it
   atomicity_ = std::make_unique<Atomicity>(
       scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n);
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
+}
+
+bool Server::start_in_process(unsigned n, std::string* error) {
+  config_.threads = n;
+  prepare(n);
+  worker_placement_.assign(n, "in-process");
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>(*this, i);
+    if (!w->open_in_process(error)) return false;
+    workers_.push_back(std::move(w));
+  }
+  return true;
+}
+
+bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
+                   const std::vector<std::string>& worker_reasons) {
+  const unsigned n = config_.threads;
+  prepare(n);
   worker_placement_ = worker_reasons;
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(*this, i);
