@@ -32,6 +32,8 @@ class ReplyWriter {
   bool resp3() const { return proto_ == 3; }
   void set_proto(int proto) { proto_ = proto; }
 
+  // A status line; `s` holds no CR or LF (callers with foreign text replace them first, as the Lua
+  // bridge does; tests/fuzz/reply_writer_fuzz.cpp checks every other shape with any bytes).
   void simple(std::string_view s) {
     char* p = room(s.size() + 3);
     *p++ = '+';

@@ -55,9 +55,7 @@ Server::~Server() {
   workers_.clear();
 }
 
-bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
-                   const std::vector<std::string>& worker_reasons) {
-  const unsigned n = config_.threads;
+void Server::prepare(unsigned n) {
   stats_ = std::make_unique<WorkerStats[]>(n);
   const Atomicity::SchemeInfo* scheme = Atomicity::find(config_.atomicity);  // main() validated it
   // One slot per worker, plus the last for the cluster's slot migrator (cluster_migration.hpp).
@@ -65,6 +63,24 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
       scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n + 1);
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
+}
+
+bool Server::start_in_process(unsigned n, std::string* error) {
+  config_.threads = n;
+  prepare(n);
+  worker_placement_.assign(n, "in-process");
+  for (unsigned i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>(*this, i);
+    if (!w->open_in_process(error)) return false;
+    workers_.push_back(std::move(w));
+  }
+  return true;
+}
+
+bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
+                   const std::vector<std::string>& worker_reasons) {
+  const unsigned n = config_.threads;
+  prepare(n);
   worker_placement_ = worker_reasons;
   for (unsigned i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>(*this, i);

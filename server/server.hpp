@@ -179,6 +179,10 @@ class Server {
   // Starts the workers; returns false (and logs) when a listener cannot be opened.
   bool start(const std::vector<std::vector<unsigned>>& worker_cpus,
              const std::vector<std::string>& worker_reasons);
+  // In-process use (Worker::run_in_process): what start() builds for `n` workers — statistics,
+  // the atomicity scheme, the workers and their inboxes — with no listener and no thread. False
+  // (with *error) when an inbox cannot be created.
+  bool start_in_process(unsigned n, std::string* error);
   // Blocks until SIGINT/SIGTERM (or SHUTDOWN), then stops the workers gracefully.
   void run_until_signal();
   // SHUTDOWN: makes run_until_signal() return (raises SIGTERM at the process).
@@ -263,6 +267,7 @@ class Server {
   }
 
  private:
+  void prepare(unsigned n);  // statistics and atomicity for n workers (start*)
   Config config_;
   std::unique_ptr<Keyspace> ks_;
   std::string backend_name_;

@@ -222,6 +222,44 @@ void Worker::stop() {
   wake();
 }
 
+bool Worker::open_in_process(std::string* error) {
+  const Config& cfg = server_.config();
+  inbox_ = make_message_queue(cfg.queue, cfg.queue_capacity);
+  if (!inbox_) {
+    *error = "cannot create the pub/sub inbox on queue backend '" + cfg.queue + "'";
+    return false;
+  }
+  inbox_bounded_ = inbox_->traits().bounded;
+  prefetch_ = cfg.prefetch && server_.keyspace().prefetch({}, [](const Value&) {});  // as run()
+  return true;
+}
+
+Connection& Worker::connect_in_process() {
+  server_.try_admit();  // counted as accept_all() counts it; the destructor releases it
+  auto* c = new Connection;
+  c->id = server_.next_client_id();
+  c->authenticated = !server_.auth_required();
+  c->info = std::make_shared<ClientInfo>();
+  c->info->id = c->id;
+  c->info->worker = index_;
+  c->info->addr = "in-process:0";
+  c->info->laddr = "in-process:0";
+  c->info->created_ms = wall_ms();
+  c->info->last_ms.store(c->info->created_ms, std::memory_order_relaxed);
+  server_.clients().add(c->info);
+  all_.insert(c);
+  by_id_.emplace(c->id, c);
+  conns_.store(conns_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return *c;
+}
+
+void Worker::run_in_process(Connection& c, std::int64_t now_ms) {
+  reclaim::online();
+  process_input(c, now_ms);
+  drain_inbox();
+  reclaim::offline();
+}
+
 void Worker::join() {
   if (thread_.joinable()) thread_.join();
 }

@@ -135,6 +135,16 @@ class Worker {
   // `busy_error`. Nothing is closed or accepted here (the event batch that runs the script may
   // still name these connections).
   void serve_while_busy(const Connection& running, bool function, std::string_view busy_error);
+  // In-process execution, with no socket and no thread (tests/fuzz/command_fuzz.cpp): the calling
+  // thread acts as this worker's thread throughout. open_in_process() creates only the pub/sub
+  // inbox (no listener, epoll set or eventfd; wake() then writes to no descriptor, harmlessly).
+  // connect_in_process() adds a connection without a socket (fd -1) that the worker owns and frees
+  // as an accepted one. run_in_process() runs every complete command in c.in exactly as a
+  // readiness event would (parser, dispatch, statistics, output limits), then delivers the pub/sub
+  // messages posted meanwhile; the replies stay in c.out for the caller.
+  bool open_in_process(std::string* error);
+  Connection& connect_in_process();
+  void run_in_process(Connection& c, std::int64_t now_ms);
   std::size_t inbox_size() { return inbox_->size_approx(); }
   std::uint64_t inbox_overflows() const { return overflow_total_.load(std::memory_order_relaxed); }
 

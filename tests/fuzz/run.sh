@@ -1,38 +1,84 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang-14 and libFuzzer (ASan + UBSan) and runs each for a while.
-#   tests/fuzz/run.sh [SECONDS_PER_TARGET] [BUILD_DIR]     (defaults: 60, build-fuzz)
+#   tests/fuzz/run.sh [SECONDS_PER_TARGET] [BUILD_DIR] [TARGET...]   (defaults: 60, build-fuzz, all)
 # Each target starts from its checked-in seed corpus (tests/fuzz/corpus/TARGET) and a scratch
 # copy grows in BUILD_DIR/corpus/TARGET. A crash leaves its input in BUILD_DIR/crash-*: fix the bug,
 # then add the input to tests/fuzz/corpus/TARGET so that the regression test (`fuzz regression`
 # in ./kvlab test, built with g++ and tests/fuzz/driver.cpp) runs it from then on.
+# Objects are compiled one source at a time into BUILD_DIR/obj (through ccache when installed, two
+# at a time), so the targets share them and a rebuild after a small change is cheap.
 # Needs Debian's clang-14 and libclang-rt-14-dev; exits 77 (skip) without them.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-60}"
 out="${2:-$root/build-fuzz}"
+shift $(( $# < 2 ? $# : 2 ))
 cxx="$(command -v clang++-14 || true)"
 if [ -z "$cxx" ] || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
   echo "skipped: needs clang-14 and libclang-rt-14-dev" >&2
   exit 77
 fi
-mkdir -p "$out"
+mkdir -p "$out/obj"
 out="$(cd "$out" && pwd)"  # absolute: the fuzzer runs inside it
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I"$root" -I"$out")
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(ccache)
+  export CCACHE_NOHASHDIR=true CCACHE_BASEDIR="$root"
+fi
+# The headers meson generates (meson.build): admin.cpp includes both.
+version="$(sed -n "s/^ *version: '\([^']*\)'.*/\1/p" "$root/meson.build" | head -1)"
+printf '#pragma once\n#define KVLAB_VERSION "%s"\n#define KVLAB_SOURCE_ROOT "%s"\n#define KVLAB_HAVE_HIREDIS 0\n' \
+  "$version" "$root" >"$out/kvlab_config.hpp.new"
+sha="$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+printf '#pragma once\n#define KVLAB_GIT_SHA "%s"\n' "$sha" >"$out/kvlab_git.hpp.new"
+for h in kvlab_config.hpp kvlab_git.hpp; do  # rewritten only when changed (keeps ccache hits)
+  cmp -s "$out/$h.new" "$out/$h" 2>/dev/null || mv "$out/$h.new" "$out/$h"
+  rm -f "$out/$h.new"
+done
+cflags=(-std=c++20 -O1 -g -mcx16 -fsanitize=fuzzer-no-link,address,undefined
+        -fno-sanitize-recover=undefined -DKVLAB_SERVER_MALLOC='"libc"'
+        -I"$root" -I"$out" -I/usr/include/lua5.1)
+ldflags=(-fsanitize=fuzzer,address,undefined)
+
+# The server library without main.cpp and keyspace_factory.cpp (tests/fuzz/fuzz_keyspace.cpp
+# stands in for it), and the structures it needs (not registry.cpp: it instantiates every backend).
+server_srcs=(server/server.cpp server/worker.cpp server/command_table.cpp server/container.cpp
+  server/pubsub.cpp server/monitor.cpp server/atomicity.cpp server/scripting.cpp server/cluster.cpp
+  server/rdb.cpp server/resp_parser.cpp server/strings_util.cpp
+  $(cd "$root" && ls server/commands/*.cpp)
+  structures/common/cds_runtime.cpp structures/common/hash.cpp structures/common/pool.cpp
+  structures/reclaim/epoch.cpp tests/fuzz/fuzz_keyspace.cpp)
 declare -A sources=(
   [resp_parser]="tests/fuzz/resp_parser_fuzz.cpp server/resp_parser.cpp server/strings_util.cpp"
+  [reply_writer]="tests/fuzz/reply_writer_fuzz.cpp server/strings_util.cpp"
+  [command]="tests/fuzz/command_fuzz.cpp ${server_srcs[*]}"
 )
+declare -A libs=(
+  [command]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -ltbb -lxxhash -lcds -lpthread"
+)
+# -max_len per target: the command target's inputs are pipelines of many commands.
+declare -A max_len=([resp_parser]=4096 [reply_writer]=4096 [command]=16384)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(resp_parser reply_writer command)
+
 status=0
-for target in "${!sources[@]}"; do
+for target in "${targets[@]}"; do
   read -ra srcs <<<"${sources[$target]}"
   bin="$out/${target}_fuzz"
   echo "== $target: building $bin"
-  (cd "$root" && "$cxx" "${flags[@]}" "${srcs[@]}" -o "$bin")
+  objs=()
+  for s in "${srcs[@]}"; do objs+=("$out/obj/${s//\//_}.o"); done
+  printf '%s\n' "${srcs[@]}" | (cd "$root" && xargs -P 2 -I{} sh -c \
+    'o="$0/obj/$(echo "$1" | tr / _).o"; '"${launcher[*]:-} $cxx ${cflags[*]@Q}"' -c "$1" -o "$o"' \
+    "$out" {})
+  "$cxx" "${ldflags[@]}" "${objs[@]}" ${libs[$target]:-} -o "$bin"
+  dict="$root/tests/fuzz/$target.dict"
+  [ -f "$dict" ] || dict="$root/tests/fuzz/resp.dict"
   mkdir -p "$out/corpus/$target"
   echo "== $target: fuzzing for ${seconds}s"
-  if ! (cd "$out" && "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  if ! (cd "$out" && "$bin" -max_total_time="$seconds" -max_len="${max_len[$target]}" -timeout=10 \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
-        -dict="$root/tests/fuzz/resp.dict" "$out/corpus/$target" "$root/tests/fuzz/corpus/$target" \
+        -dict="$dict" "$out/corpus/$target" "$root/tests/fuzz/corpus/$target" \
         2>"$out/$target.log"); then
     echo "FAIL $target: see $out/$target.log and the crash-* input in $out" >&2
     tail -40 "$out/$target.log" >&2
