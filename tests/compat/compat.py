@@ -123,12 +123,26 @@ def auto_ids(reply):
     return reply
 
 
+def sort_unsorted(cmd):
+    """SORT/SORT_RO with a BY pattern without '*' (Redis's strchr: before any NUL) does not sort:
+    a set's elements come in its hash table's order, which Redis leaves unspecified, so the
+    reply is a multiset (and with LIMIT only its shape). Lists and sorted sets keep their order
+    there too; the tester cannot tell the type from the command, so they get the same
+    normalization."""
+    by = [cmd[j + 1] for j in range(1, len(cmd) - 1) if cmd[j].lower() == b"by"]
+    if not any(b"*" not in p.split(b"\0", 1)[0] for p in by):
+        return None
+    return "shape" if any(a.lower() == b"limit" for a in cmd[2:]) else "set"
+
+
 def normalize(name, reply, cmd=()):
     reply = unordered_sets(reply)
     if name.startswith("x"):
         reply = auto_ids(reply)
     t, v = reply
     how = NORMALIZE.get(name)
+    if name in ("sort", "sort_ro"):
+        how = sort_unsorted(cmd)
     if how is None or t == "error":
         return reply
     # The reply's type stays part of the normalized value: a map is not a flat array of pairs.
@@ -286,10 +300,11 @@ class Pair:
             self.broken[i] = True
             return ("no reply", str(e))
 
-    def call_both(self, cmd):
+    def call_both(self, cmd, n=1):
         """Sends cmd to both servers, then reads both replies: the two run it at nearly the same
         moment (a blocking command waits on both at once), and a sequence costs one round trip
-        per command instead of two."""
+        per command instead of two. n > 1: the command owes n replies (reply_counts()), read
+        as one ("replies", (...)) value."""
         sent = [False, False]
         for i in (0, 1):
             try:
@@ -303,11 +318,44 @@ class Pair:
                 out.append(("no reply", "send failed"))
                 continue
             try:
-                out.append(self.conns[i].read())
+                got = [self.conns[i].read() for _ in range(n)]
+                out.append(got[0] if n == 1 else ("replies", tuple(got)))
             except (OSError, ConnectionError) as e:
                 self.broken[i] = True
                 out.append(("no reply", str(e)))
         return out[0], out[1]
+
+
+def reply_counts(gen, seq, proto):
+    """How many replies each command of seq owes: 1, except for SSUBSCRIBE and SUNSUBSCRIBE,
+    which answer once per channel (SUNSUBSCRIBE alone: once per shard channel the connection
+    has, at least once). Follows the connection's shard channels and MULTI state as Redis 7.0
+    does (RESET clears both; a RESP2 subscriber cannot start MULTI; queued commands answer
+    QUEUED). Both modes read replies by these counts, so the two servers' streams stay paired."""
+    subs, multi, out = set(), False, []
+    for cmd in seq:
+        name = gen.name_of(cmd)
+        n = 1
+        if name == "reset":
+            subs.clear()
+            multi = False
+        elif name == "multi":
+            multi = multi or (len(cmd) == 1 and (proto == 3 or not subs))
+        elif name == "exec" or (name == "discard" and len(cmd) == 1):
+            multi = False
+        elif name in ("ssubscribe", "sunsubscribe") and not multi:
+            chans = cmd[1:]
+            if chans:
+                n = len(chans)
+                if name == "ssubscribe":
+                    subs.update(chans)
+                else:
+                    subs.difference_update(chans)
+            elif name == "sunsubscribe":
+                n = max(1, len(subs))
+                subs.clear()
+        out.append(n)
+    return out
 
 
 def effect_keys(gen, name, cmd):
@@ -337,9 +385,10 @@ def run(pair, gen, allow, seq):
     Returns (index, replies) of the first divergence that is not allow-listed,
     ("allowed", name, reason) when an allow-listed one stopped the sequence, or None."""
     pair.fresh()
+    counts = reply_counts(gen, seq, pair.proto)
     for i, cmd in enumerate(seq):
         name = gen.name_of(cmd)
-        a, b = pair.call_both(cmd)
+        a, b = pair.call_both(cmd, counts[i])
         if a[0] == "no reply" and b[0] == "no reply":
             return None  # both still blocked (a shrunk timeout of 0): nothing more to compare
         res = compare(gen, allow, name, cmd, i, a, b)
@@ -400,17 +449,17 @@ class FastPair:
         for seq in seqs:
             parts.append(self.pre_bytes)
             layout = []
-            for ci, cmd in enumerate(seq):
+            for ci, (cmd, n) in enumerate(zip(seq, reply_counts(gen, seq, self.proto))):
                 parts.append(resp.encode(cmd))
-                layout.append(ci)
+                layout.append((ci, n))
                 name = gen.name_of(cmd)
                 if name in RANDOM_EFFECT:
                     for key in effect_keys(gen, name, cmd):
                         parts.append(resp.encode((b"DEL", key)))
-                        layout.append(None)  # the hidden DEL: its reply is not compared
+                        layout.append((None, 1))  # the hidden DEL: its reply is not compared
             layouts.append(layout)
         parts.append(self.reset_bytes)
-        total = sum(self.pre_n + len(lay) for lay in layouts) + 1
+        total = sum(self.pre_n + sum(n for _, n in lay) for lay in layouts) + 1
         return b"".join(parts), total, layouts
 
     def decide(self, gen, allow, seqs, layouts, total, ra, rb):
@@ -419,7 +468,7 @@ class FastPair:
         stopped answering before it: run it in another batch)."""
         out, pos, stalled = [], 0, False
         for seq, layout in zip(seqs, layouts):
-            n = self.pre_n + len(layout)
+            n = self.pre_n + sum(c for _, c in layout)
             if stalled:
                 out.append("again")
                 continue
@@ -435,11 +484,13 @@ class FastPair:
                 out.append("again")
                 continue
             res = None
-            for j, ci in enumerate(layout):
+            j = p
+            for ci, c in layout:
+                j += c
                 if ci is None:
                     continue
-                a = a_all[p + j] if p + j < len(a_all) else ("no reply", "timed out or closed")
-                b = b_all[p + j] if p + j < len(b_all) else ("no reply", "timed out or closed")
+                a, b = [("no reply", "timed out or closed") if j > len(r) else r[j - 1] if c == 1
+                        else ("replies", tuple(r[j - c:j])) for r in (a_all, b_all)]
                 if a[0] == "no reply" and b[0] == "no reply":
                     break  # both still blocked, as in run()
                 cmd = seq[ci]
