@@ -543,6 +543,15 @@ void dispatch(CommandContext& ctx) {
     if (queuing) conn.tx->aborted = true;
     ctx.reply.error(text);
   };
+  // A rejected EXEC (arity, NOAUTH, subscriber mode) discards the transaction and its WATCHes
+  // and answers EXECABORT with the reason, whose generic "ERR " prefix Redis 7.0 does not repeat
+  // (rejectCommand -> execCommandAbort), also outside MULTI.
+  auto reject_top = [&](const CommandSpec* c, std::string_view text) {
+    if (c->name != "exec") return reject(text);
+    reset_transaction_state(ctx);
+    if (text.starts_with("ERR ")) text.remove_prefix(4);
+    ctx.reply.error("EXECABORT Transaction discarded because of: " + std::string(text));
+  };
   const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
     reject(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
@@ -561,19 +570,19 @@ void dispatch(CommandContext& ctx) {
     }
     cmd = sub;
   } else if (!arity_ok(cmd->arity, ctx.argc())) {
-    reject(err::wrong_arity(cmd->name));
+    reject_top(cmd, err::wrong_arity(cmd->name));
     return;
   }
   if (!conn.authenticated && !(cmd->flags & kNoAuth)) {
-    reject(err::kNoAuth);
+    reject_top(top, err::kNoAuth);
     return;
   }
   if (conn.subscribed()) {
     // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
     if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
-      reject(std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
-             "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-             "allowed in this context");
+      reject_top(top, std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
+                          "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                          "allowed in this context");
       return;
     }
   }

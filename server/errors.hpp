@@ -14,9 +14,12 @@ namespace kvlab::server::err {
 inline constexpr std::string_view kProtoTooBigInline = "ERR Protocol error: too big inline request";
 inline constexpr std::string_view kProtoUnbalancedQuotes =
     "ERR Protocol error: unbalanced quotes in request";
-inline constexpr std::string_view kProtoTooBigMbulk = "ERR Protocol error: too big mbulk count string";
-inline constexpr std::string_view kProtoInvalidMbulk = "ERR Protocol error: invalid multibulk length";
-inline constexpr std::string_view kProtoTooBigBulk = "ERR Protocol error: too big bulk count string";
+inline constexpr std::string_view kProtoTooBigMbulk =
+    "ERR Protocol error: too big mbulk count string";
+inline constexpr std::string_view kProtoInvalidMbulk =
+    "ERR Protocol error: invalid multibulk length";
+inline constexpr std::string_view kProtoTooBigBulk =
+    "ERR Protocol error: too big bulk count string";
 inline constexpr std::string_view kProtoInvalidBulk = "ERR Protocol error: invalid bulk length";
 inline constexpr std::string_view kProtoUnauthMbulk =
     "ERR Protocol error: unauthenticated multibulk length";
@@ -72,8 +75,7 @@ inline constexpr std::string_view kExpireGtLt =
     "ERR GT and LT options at the same time are not compatible";
 inline constexpr std::string_view kClientNameSpaces =
     "ERR Client names cannot contain spaces, newlines or special characters.";
-inline constexpr std::string_view kClientSetinfoBadAttr =
-    "ERR Unrecognized option";
+inline constexpr std::string_view kClientSetinfoBadAttr = "ERR Unrecognized option";
 inline constexpr std::string_view kNoSuchClient = "ERR No such client";
 inline std::string invalid_expire(std::string_view command_lower) {
   return "ERR invalid expire time in '" + std::string(command_lower) + "' command";
@@ -90,14 +92,16 @@ inline std::string config_set_invalid(std::string_view name, std::string_view wh
 
 namespace kvlab::server::err {
 inline constexpr std::string_view kDecrOverflow = "ERR decrement would overflow";
+// Redis formats the option with %s: the text stops at its first NUL byte.
 inline std::string unsupported_option(std::string_view opt) {
-  return "ERR Unsupported option " + std::string(opt);
+  return "ERR Unsupported option " + std::string(opt.substr(0, opt.find('\0')));
 }
 }  // namespace kvlab::server::err
 
 // Sets and sorted sets (server/commands/sets.cpp, zsets.cpp).
 namespace kvlab::server::err {
-inline constexpr std::string_view kOutOfRangePositive = "ERR value is out of range, must be positive";
+inline constexpr std::string_view kOutOfRangePositive =
+    "ERR value is out of range, must be positive";
 inline constexpr std::string_view kOutOfRangeLong =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 inline constexpr std::string_view kOutOfRange = "ERR value is out of range";
@@ -113,7 +117,8 @@ inline constexpr std::string_view kCountPositive = "ERR count should be greater 
 inline std::string at_least_one_key(std::string_view command_lower) {
   return "ERR at least 1 input key is needed for '" + std::string(command_lower) + "' command";
 }
-inline constexpr std::string_view kZAddXxNx = "ERR XX and NX options at the same time are not compatible";
+inline constexpr std::string_view kZAddXxNx =
+    "ERR XX and NX options at the same time are not compatible";
 inline constexpr std::string_view kZAddGtLtNx =
     "ERR GT, LT, and/or NX options at the same time are not compatible";
 inline constexpr std::string_view kZAddIncrPair =

@@ -1479,8 +1479,9 @@ bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
     return false;
   }
   if (ctx.argc() > 3) {  // as Redis: SCRIPT repeats its option text, FUNCTION a syntax error
-    ctx.reply.error(command == "SCRIPT" ? std::string("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
-                                        : kvlab::server::err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
+    ctx.reply.error(command == "SCRIPT"
+                        ? std::string("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+                        : kvlab::server::err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
     return false;
   }
   return true;
@@ -1649,7 +1650,8 @@ void function_list_cmd(CommandContext& ctx) {
       pattern = std::string(ctx.arg(++i));
       has_pattern = true;
     } else {
-      ctx.reply.error("ERR Unknown argument " + std::string(ctx.arg(i)));
+      const std::string_view a = ctx.arg(i);  // Redis's %s: up to the first NUL byte
+      ctx.reply.error("ERR Unknown argument " + std::string(a.substr(0, a.find('\0'))));
       return;
     }
   }

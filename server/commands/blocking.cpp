@@ -300,7 +300,12 @@ void blocking_cmd(CommandContext& ctx) {
     }
   }
   if (ctx.conn.in_exec) {  // inside MULTI/EXEC (or a script) a blocking command does not block
-    ctx.reply.null_array();
+    // Redis 7.0 answers a null bulk for BLMOVE/BRPOPLPUSH there (their timeout is a null array).
+    if (s.kind == Kind::kMove) {
+      ctx.reply.null();
+    } else {
+      ctx.reply.null_array();
+    }
     return;
   }
   auto b = std::make_shared<BlockedClient>();

@@ -12,12 +12,14 @@ import argparse
 import os
 import random
 import re
+import selectors
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -121,12 +123,26 @@ def auto_ids(reply):
     return reply
 
 
+def sort_unsorted(cmd):
+    """SORT/SORT_RO with a BY pattern without '*' (Redis's strchr: before any NUL) does not sort:
+    a set's elements come in its hash table's order, which Redis leaves unspecified, so the
+    reply is a multiset (and with LIMIT only its shape). Lists and sorted sets keep their order
+    there too; the tester cannot tell the type from the command, so they get the same
+    normalization."""
+    by = [cmd[j + 1] for j in range(1, len(cmd) - 1) if cmd[j].lower() == b"by"]
+    if not any(b"*" not in p.split(b"\0", 1)[0] for p in by):
+        return None
+    return "shape" if any(a.lower() == b"limit" for a in cmd[2:]) else "set"
+
+
 def normalize(name, reply, cmd=()):
     reply = unordered_sets(reply)
     if name.startswith("x"):
         reply = auto_ids(reply)
     t, v = reply
     how = NORMALIZE.get(name)
+    if name in ("sort", "sort_ro"):
+        how = sort_unsorted(cmd)
     if how is None or t == "error":
         return reply
     # The reply's type stays part of the normalized value: a map is not a flat array of pairs.
@@ -284,10 +300,11 @@ class Pair:
             self.broken[i] = True
             return ("no reply", str(e))
 
-    def call_both(self, cmd):
+    def call_both(self, cmd, n=1):
         """Sends cmd to both servers, then reads both replies: the two run it at nearly the same
         moment (a blocking command waits on both at once), and a sequence costs one round trip
-        per command instead of two."""
+        per command instead of two. n > 1: the command owes n replies (reply_counts()), read
+        as one ("replies", (...)) value."""
         sent = [False, False]
         for i in (0, 1):
             try:
@@ -301,37 +318,264 @@ class Pair:
                 out.append(("no reply", "send failed"))
                 continue
             try:
-                out.append(self.conns[i].read())
+                got = [self.conns[i].read() for _ in range(n)]
+                out.append(got[0] if n == 1 else ("replies", tuple(got)))
             except (OSError, ConnectionError) as e:
                 self.broken[i] = True
                 out.append(("no reply", str(e)))
         return out[0], out[1]
 
 
+def reply_counts(gen, seq, proto):
+    """How many replies each command of seq owes: 1, except for SSUBSCRIBE and SUNSUBSCRIBE,
+    which answer once per channel (SUNSUBSCRIBE alone: once per shard channel the connection
+    has, at least once). Follows the connection's shard channels and MULTI state as Redis 7.0
+    does (RESET clears both; a RESP2 subscriber cannot start MULTI; queued commands answer
+    QUEUED). Both modes read replies by these counts, so the two servers' streams stay paired."""
+    subs, multi, out = set(), False, []
+    for cmd in seq:
+        name = gen.name_of(cmd)
+        n = 1
+        if name == "reset":
+            subs.clear()
+            multi = False
+        elif name == "multi":
+            multi = multi or (len(cmd) == 1 and (proto == 3 or not subs))
+        elif name == "exec" or (name == "discard" and len(cmd) == 1):
+            multi = False
+        elif name in ("ssubscribe", "sunsubscribe") and not multi:
+            chans = cmd[1:]
+            if chans:
+                n = len(chans)
+                if name == "ssubscribe":
+                    subs.update(chans)
+                else:
+                    subs.difference_update(chans)
+            elif name == "sunsubscribe":
+                n = max(1, len(subs))
+                subs.clear()
+        out.append(n)
+    return out
+
+
+def effect_keys(gen, name, cmd):
+    """The keys a RANDOM_EFFECT command named (deleted on both servers after it)."""
+    spec = gen.table.get(name, {})
+    first, last = spec.get("first", 0), spec.get("last", 0)
+    if first <= 0 or len(cmd) <= first:
+        return []
+    last = len(cmd) + last if last < 0 else last
+    return [cmd[k] for k in range(first, min(last, len(cmd) - 1) + 1)]
+
+
+def compare(gen, allow, name, cmd, i, a, b):
+    """None when the replies a (Redis) and b (kvlab) to cmd agree; ("allowed", name, reason) for
+    an allow-listed divergence; (i, a, b) otherwise."""
+    na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
+    if a[0] == "no reply" or b[0] == "no reply" or not same(na, nb):
+        reason = allow.match(name, cmd)
+        if reason is not None and a[0] != "no reply" and b[0] != "no reply":
+            return ("allowed", name, reason)
+        return (i, a, b)
+    return None
+
+
 def run(pair, gen, allow, seq):
-    """Runs seq on both servers. Returns (index, replies) of the first divergence that is not
-    allow-listed, ("allowed", reason) when an allow-listed one stopped the sequence, or None."""
+    """Runs seq on both servers in lockstep (the exact mode; every shrink step uses it).
+    Returns (index, replies) of the first divergence that is not allow-listed,
+    ("allowed", name, reason) when an allow-listed one stopped the sequence, or None."""
     pair.fresh()
+    counts = reply_counts(gen, seq, pair.proto)
     for i, cmd in enumerate(seq):
         name = gen.name_of(cmd)
-        a, b = pair.call_both(cmd)
+        a, b = pair.call_both(cmd, counts[i])
         if a[0] == "no reply" and b[0] == "no reply":
             return None  # both still blocked (a shrunk timeout of 0): nothing more to compare
-        na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
-        if a[0] == "no reply" or b[0] == "no reply" or not same(na, nb):
-            reason = allow.match(name, cmd)
-            if reason is not None and a[0] != "no reply" and b[0] != "no reply":
-                return ("allowed", name, reason)
-            return (i, a, b)
-        if name in RANDOM_EFFECT and a[0] != "error":
-            spec = gen.table.get(name, {})
-            first, last = spec.get("first", 0), spec.get("last", 0)
-            if first > 0 and len(cmd) > first:
-                last = len(cmd) + last if last < 0 else last
-                for k in range(first, min(last, len(cmd) - 1) + 1):
-                    pair.call(0, [b"DEL", cmd[k]])
-                    pair.call(1, [b"DEL", cmd[k]])
+        res = compare(gen, allow, name, cmd, i, a, b)
+        if res is not None:
+            return res
+        # The hidden DEL follows a random-effect command whatever it answered (also an error),
+        # as in the pipelined mode, which cannot wait for the reply before sending the DEL.
+        if name in RANDOM_EFFECT:
+            for key in effect_keys(gen, name, cmd):
+                pair.call(0, [b"DEL", key])
+                pair.call(1, [b"DEL", key])
     return None
+
+
+class FastPair:
+    """The pipelined mode: one connection to each server; a batch of whole sequences, each
+    preceded by RESET (+ HELLO) + FLUSHALL exactly as the exact mode's Pair.fresh() does and the
+    batch ended by RESET, is written to both servers at once and both reply streams are read
+    while writing (a selector loop: neither side can fill its socket buffers and stall the
+    other). Replies are then compared sequence by sequence, command by command, with the same
+    compare() as the exact mode. Only the timing differs: a sequence's commands reach a server
+    back to back instead of one round trip apart. Each server still runs one connection's commands
+    in order, so a command sees exactly the keyspace the exact mode gives it."""
+
+    def __init__(self, servers, timeout, proto):
+        self.servers = servers
+        self.timeout = timeout
+        self.proto = proto
+        self.socks = [None, None]
+        pre = [(b"RESET",)] + ([(b"HELLO", b"%d" % proto)] if proto != 2 else []) + [
+            (b"FLUSHALL",)]
+        self.pre_n = len(pre)
+        self.pre_bytes = b"".join(resp.encode(c) for c in pre)
+        self.reset_bytes = resp.encode((b"RESET",))
+
+    def connect(self):
+        for i, s in enumerate(self.servers):
+            if self.socks[i] is not None:
+                continue
+            if not s.alive():
+                print("compat: %s was not running; restarted (see %s)" % (s.label, s.log))
+                s.start()
+            sock = socket.create_connection(("127.0.0.1", s.port), timeout=self.timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setblocking(False)
+            self.socks[i] = sock
+
+    def drop(self):
+        for sock in self.socks:
+            if sock is not None:
+                sock.close()
+        self.socks = [None, None]
+
+    def build(self, gen, seqs):
+        """The batch's bytes, how many replies each server owes, and each sequence's layout."""
+        self.connect()
+        parts, layouts = [], []
+        for seq in seqs:
+            parts.append(self.pre_bytes)
+            layout = []
+            for ci, (cmd, n) in enumerate(zip(seq, reply_counts(gen, seq, self.proto))):
+                parts.append(resp.encode(cmd))
+                layout.append((ci, n))
+                name = gen.name_of(cmd)
+                if name in RANDOM_EFFECT:
+                    for key in effect_keys(gen, name, cmd):
+                        parts.append(resp.encode((b"DEL", key)))
+                        layout.append((None, 1))  # the hidden DEL: its reply is not compared
+            layouts.append(layout)
+        parts.append(self.reset_bytes)
+        total = sum(self.pre_n + sum(n for _, n in lay) for lay in layouts) + 1
+        return b"".join(parts), total, layouts
+
+    def decide(self, gen, allow, seqs, layouts, total, ra, rb):
+        """Compares the two reply streams of a batch; returns one result per sequence: what
+        run() would return, or "again" for a sequence the batch could not decide (a server
+        stopped answering before it: run it in another batch)."""
+        out, pos, stalled = [], 0, False
+        for seq, layout in zip(seqs, layouts):
+            n = self.pre_n + sum(c for _, c in layout)
+            if stalled:
+                out.append("again")
+                continue
+            a_all, b_all = ra[pos:pos + n], rb[pos:pos + n]
+            pos += n
+            if len(a_all) < n or len(b_all) < n:
+                stalled = True
+            p = self.pre_n
+            if (len(a_all) < p or len(b_all) < p or a_all[0] != ("simple", b"RESET")
+                    or b_all[0] != ("simple", b"RESET") or a_all[p - 1] != ("simple", b"OK")
+                    or b_all[p - 1] != ("simple", b"OK")):
+                stalled = True
+                out.append("again")
+                continue
+            res = None
+            j = p
+            for ci, c in layout:
+                j += c
+                if ci is None:
+                    continue
+                a, b = [("no reply", "timed out or closed") if j > len(r) else r[j - 1] if c == 1
+                        else ("replies", tuple(r[j - c:j])) for r in (a_all, b_all)]
+                if a[0] == "no reply" and b[0] == "no reply":
+                    break  # both still blocked, as in run()
+                cmd = seq[ci]
+                res = compare(gen, allow, gen.name_of(cmd), cmd, ci, a, b)
+                if res is not None:
+                    break
+            out.append(res)
+        if stalled or len(ra) != total or len(rb) != total or any(
+                r is not None and r != "again" and r[0] != "allowed" for r in out):
+            self.drop()  # a stream that may be out of step: start the next batch afresh
+        return out
+
+
+def exchange(entries, timeout):
+    """entries: (socket, payload, nreplies) each. Writes every payload and reads up to nreplies
+    replies from each socket, all at once in one selector loop: no socket's full buffers can
+    stall another, and one server pair blocked on a command (BLPOP waits its few ms) does not
+    hold up the other pairs. Returns the reply list of each entry; a list is short when its
+    server closed the connection or sent nothing for `timeout` seconds (a command blocked for
+    longer than the tester waits)."""
+    sel = selectors.DefaultSelector()
+    n = len(entries)
+    views = [memoryview(e[1]) for e in entries]
+    sent, data, replies = [0] * n, [b""] * n, [[] for _ in range(n)]
+    now = time.monotonic()
+    deadline = [now + timeout] * n
+    live = set(range(n))
+    for i, (sock, payload, want) in enumerate(entries):
+        if want == 0:
+            live.discard(i)
+            continue
+        sel.register(sock, selectors.EVENT_READ | selectors.EVENT_WRITE, i)
+
+    def retire(i):
+        sel.unregister(entries[i][0])
+        live.discard(i)
+
+    while live:
+        now = time.monotonic()
+        for i in [i for i in live if deadline[i] <= now]:
+            retire(i)
+        if not live:
+            break
+        events = sel.select(max(0.0, min(deadline[i] for i in live) - now))
+        for key, ev in events:
+            i, sock = key.data, key.fileobj
+            if i not in live:
+                continue
+            payload, want = entries[i][1], entries[i][2]
+            if ev & selectors.EVENT_WRITE and sent[i] < len(payload):
+                try:
+                    sent[i] += sock.send(views[i][sent[i]:sent[i] + (1 << 18)])
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    retire(i)
+                    continue
+                if sent[i] == len(payload):
+                    sel.modify(sock, selectors.EVENT_READ, i)
+            if ev & selectors.EVENT_READ:
+                try:
+                    chunk = sock.recv(1 << 18)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    retire(i)
+                    continue
+                deadline[i] = time.monotonic() + timeout
+                buf, pos, got = data[i] + chunk, 0, replies[i]
+                try:
+                    while len(got) < want:
+                        v, pos = resp.parse(buf, pos)
+                        got.append(v)
+                except resp.Incomplete:
+                    pass
+                except (ConnectionError, ValueError):
+                    retire(i)  # not RESP: the replies so far stand, the rest is missing
+                    continue
+                data[i] = buf[pos:]
+                if len(got) == want:
+                    retire(i)
+    sel.close()
+    return replies
 
 
 def report(pair, gen, seq, res, out):
@@ -363,8 +607,34 @@ def main():
     ap.add_argument("--timeout", type=float, default=5.0, help="reply timeout in seconds")
     ap.add_argument("--resp3", action="store_true",
                     help="speak RESP3 (HELLO 3) on both servers' connections")
-    ap.add_argument("--verbose", "-v", action="store_true", help="print every sequence")
+    ap.add_argument("--verbose", "-v", action="store_true",
+                    help="print every sequence (implies --exact)")
+    ap.add_argument("--exact", action="store_true",
+                    help="lockstep mode: one command at a time to both servers (the reference; "
+                    "the default pipelines --batch sequences and replays divergences in it)")
+    ap.add_argument("--batch", type=int, default=64,
+                    help="sequences per pipelined batch (default 64)")
+    ap.add_argument("--ops", type=int, default=None,
+                    help="run until this many commands were run (implies --random; --count is "
+                    "then ignored)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="worker processes, each with its own redis-server and kvlab-server pair; "
+                    "worker j runs sequences j, j+jobs, ... (default 1)")
+    ap.add_argument("--lanes", type=int, default=4,
+                    help="server pairs per worker for the pipelined mode (default 4)")
+    ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--only", type=int, default=None,
+                    help="run only sequence K (as numbered in a report; same --seed, --count, "
+                    "--random, --commands)")
+    ap.add_argument("--progress", type=float, default=0,
+                    help="print a progress line every this many seconds (default: never)")
     opts = ap.parse_args()
+    if opts.verbose:
+        opts.exact = True
+    if opts.ops is not None:
+        opts.random = True
+    if opts.only is not None:
+        opts.jobs = 1
 
     redis_bin = shutil.which("redis-server")
     if redis_bin is None:
@@ -375,20 +645,28 @@ def main():
         return 1
     opts.server = os.path.abspath(opts.server)
     seed = opts.seed if opts.seed is not None else random.randrange(1 << 32)
+    if opts.jobs > 1 and opts.worker is None:
+        return parent(opts, seed)
+    if opts.worker is None:
+        opts.worker = 0
     print("compat: seed %d%s%s" % (seed, " backend " + opts.backend if opts.backend else "",
                                   " RESP3" if opts.resp3 else ""))
     sys.stdout.flush()
 
     workdir = tempfile.mkdtemp(prefix="kvlab-compat-")
-    redis = Server("redis-server", lambda p: [redis_bin, "--port", str(p), "--bind",
-                                              "127.0.0.1", "--save", "", "--appendonly", "no",
-                                              "--daemonize", "no", "--dir", workdir,
-                                              # blocked clients time out on the server cron:
-                                              # every 10 ms instead of 100 (hz 10)
-                                              "--hz", "100"], workdir)
+    redis_argv = lambda p: [redis_bin, "--port", str(p), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--daemonize", "no", "--dir", workdir,
+                            # blocked clients time out on the server cron: every 10 ms
+                            # instead of 100 (hz 10)
+                            "--hz", "100"]
     kv_argv = lambda p: ([opts.server, "--port", str(p), "--threads", str(opts.threads)]
                          + (["--backend", opts.backend] if opts.backend else []))
-    kvlab = Server("kvlab-server", kv_argv, workdir)
+    # One server pair per lane (the exact mode uses the first): pipelined batches go to every
+    # lane at once, so that one pair waiting on a blocked command does not hold up the others.
+    nlanes = 1 if opts.exact or opts.only is not None else max(1, opts.lanes)
+    lanes = [(Server("redis-server" + ("-%d" % j if j else ""), redis_argv, workdir),
+              Server("kvlab-server" + ("-%d" % j if j else ""), kv_argv, workdir))
+             for j in range(nlanes)]
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
@@ -396,14 +674,16 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     status = 1
     try:
-        redis.start()
-        kvlab.start()
-        status = session(opts, seed, redis, kvlab)
+        for r, k in lanes:
+            r.start()
+            k.start()
+        status = session(opts, seed, lanes)
     except KeyboardInterrupt:
         print("compat: interrupted")
     finally:
-        kvlab.stop()
-        redis.stop()
+        for r, k in lanes:
+            k.stop()
+            r.stop()
     if status == 0:
         shutil.rmtree(workdir, ignore_errors=True)
     else:
@@ -411,8 +691,70 @@ def main():
     return status
 
 
-def session(opts, seed, redis, kvlab):
+def parent(opts, seed):
+    """--jobs J: J copies of this script as workers (--worker j, the same seed), each with its own
+    server pair, so that no command of one worker sees another's keys or global state (KEYS,
+    SCAN, DBSIZE, FLUSHALL, PUBSUB, CONFIG, SLOWLOG are all per server). Their output is relayed
+    line by line, prefixed [wj]; the totals are summed from their compat-result lines."""
+    print("compat: seed %d%s, %d workers" % (seed, " backend " + opts.backend if opts.backend
+                                             else "", opts.jobs))
+    sys.stdout.flush()
     t0 = time.time()
+    argv = [a for a in sys.argv[1:]]
+    procs = []
+    for j in range(opts.jobs):
+        procs.append(subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), opts.server] + [
+                a for a in argv if a != opts.server and os.path.abspath(a) != opts.server]
+            + ["--seed", str(seed), "--worker", str(j)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+    totals = {"sequences": 0, "commands": 0, "divergences": 0}
+    lock = threading.Lock()
+
+    def relay(j, p):
+        for line in p.stdout:
+            line = line.decode("utf-8", "replace").rstrip("\n")
+            with lock:
+                if line.startswith("compat-result:"):
+                    for kv in line.split()[1:]:
+                        k, v = kv.split("=")
+                        if k in totals:
+                            totals[k] += int(v)
+                print("[w%d] %s" % (j, line))
+                sys.stdout.flush()
+
+    threads = [threading.Thread(target=relay, args=(j, p)) for j, p in enumerate(procs)]
+    for t in threads:
+        t.start()
+    status = 0
+    try:
+        for p in procs:
+            p.wait()
+    except KeyboardInterrupt:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()  # each worker stops its own servers
+        for p in procs:
+            p.wait()
+        print("compat: interrupted")
+        status = 1
+    for t in threads:
+        t.join()
+    codes = [p.returncode for p in procs]
+    if status == 0:
+        status = 77 if all(c == 77 for c in codes) else max(c for c in codes if c != 77)
+    took = time.time() - t0
+    print("compat: %d workers, %d sequences, %d commands run, %.1f s, %.0f commands/s, "
+          "%d divergences" % (opts.jobs, totals["sequences"], totals["commands"], took,
+                              totals["commands"] / max(took, 1e-9), totals["divergences"]))
+    print("compat-result: sequences=%d commands=%d divergences=%d seconds=%.1f"
+          % (totals["sequences"], totals["commands"], totals["divergences"], took))
+    return status
+
+
+def session(opts, seed, lanes):
+    t0 = time.time()
+    redis, kvlab = lanes[0]
     rc, kc = resp.Client(redis.port), resp.Client(kvlab.port)
     table = grammar.kv_table(kc.call("COMMAND"))
     docs = grammar.redis_docs(rc.call("COMMAND", "DOCS"))
@@ -426,39 +768,63 @@ def session(opts, seed, redis, kvlab):
             print("compat: warning: Redis tags %s %s but it has no normalization" % (n, tips[n]))
     names = [n for n in names if n in docs]
     allow = AllowList(opts.allowlist)
-    rng = random.Random(seed)
-    gen = grammar.Generator(rng, table, docs, names, blocking)
+    gen = grammar.Generator(random.Random(seed), table, docs, names, blocking)
     focus_names = names
     if opts.commands:  # the focus commands; the others still fill the sequences
         want = {c.strip().lower() for c in opts.commands.split(",")}
         focus_names = [n for n in names if n in want]
-    pair = Pair(redis, kvlab, opts.timeout, 3 if opts.resp3 else 2)
-    focuses = ([None] * opts.count if opts.random
-               else [n for n in focus_names for _ in range(opts.count)])
+    pair = Pair(lanes[0][0], lanes[0][1], opts.timeout, 3 if opts.resp3 else 2)
+    fasts = [] if opts.exact else [FastPair(lane, opts.timeout, pair.proto) for lane in lanes]
+    fast = fasts[0] if fasts else None
+    focuses = None if opts.random else [n for n in focus_names for _ in range(opts.count)]
+
+    def sequence(k):
+        """Sequence number k: its own random generator, seeded by (seed, k), so that any one
+        sequence is generated again alone (--only K), whichever worker or batch ran it."""
+        gen.rng = random.Random(seed * 1000003 + k)
+        return gen.sequence(focuses[k] if focuses is not None else gen.rng.choice(focus_names))
+
+    # This worker's share: sequences worker, worker + jobs, ...; with --ops, until it has run its
+    # share of the commands, otherwise --count sequences in all (per command without --random).
+    limit = opts.count if focuses is None else len(focuses)
+    ops_share = None if opts.ops is None else -(-opts.ops // opts.jobs)
+    if opts.only is not None:
+        todo = iter([opts.only])
+    else:
+        todo = iter(range(opts.worker, 1 << 62 if ops_share else limit, opts.jobs))
+
     seen = set()
     shrunk_names = set()  # one reproducer per command: the first found
-    stats = {"sequences": 0, "commands": 0, "allowed": 0}
+    stats = {"sequences": 0, "commands": 0, "allowed": 0, "replayed": 0}
     allowed_hits = {}
-    for k, focus in enumerate(focuses):
-        seq = gen.sequence(focus or rng.choice(focus_names))
-        stats["sequences"] += 1
-        stats["commands"] += len(seq)
-        if opts.verbose:
-            print("-- sequence %d" % k)
-            for c in seq:
-                print("   " + resp.cli_line(c))
-        res = run(pair, gen, allow, seq)
-        if res is None:
-            continue
-        if res[0] == "allowed":
-            stats["allowed"] += 1
-            allowed_hits[res[1]] = allowed_hits.get(res[1], 0) + 1
-            continue
+    state = {"stop": False}
+
+    def diverged(k, seq, res):
+        """A divergence (res = (i, a, b)) found in either mode: reproduced and shrunk in the exact
+        mode, then printed."""
+        if fast is not None:
+            stats["replayed"] += 1
+            exact = run(pair, gen, allow, seq)
+            if exact is None or exact[0] == "allowed":
+                # Seen pipelined only: timing (a blocked command's wait) decided it. Reported with
+                # the pipelined replies, unshrunk; replay with --only K --exact to study it.
+                i, a, b = res
+                name = gen.name_of(seq[i])
+                key = (name, "pipelined only", a[0], b[0])
+                if key not in seen:
+                    seen.add(key)
+                    print("\nDIVERGENCE in %s (sequence %d, seed %d) in the pipelined mode only; "
+                          "the exact mode answered %s" % (name.upper(), k, seed,
+                                                          "alike" if exact is None else
+                                                          "an allow-listed difference"))
+                    report(pair, gen, seq, res, sys.stdout)
+                return
+            res = exact
         i, a, b = res
         name = gen.name_of(seq[i])
         key = (name, a[0], b[0])
         if key in seen or name in shrunk_names:
-            continue
+            return
         seen.add(key)
         shrunk_names.add(name)
 
@@ -469,22 +835,93 @@ def session(opts, seed, redis, kvlab):
         small = shrink(seq[: i + 1], still_fails, fixed_prefix=lambda c: len(
             gen.name_of(c).split("|")))
         res2 = run(pair, gen, allow, small)
+        pair.fresh()  # leaves no subscription or client state behind for the pipelined mode
         print("\nDIVERGENCE in %s (sequence %d, seed %d, shrunk %d -> %d commands)"
               % (name.upper(), k, seed, i + 1, len(small)))
         report(pair, gen, small, res2 if res2 and res2[0] != "allowed" else res, sys.stdout)
         sys.stdout.flush()
         if len(seen) >= opts.max_reports:
             print("compat: stopping after %d divergences" % len(seen))
+            state["stop"] = True
+
+    def account(k, seq, res):
+        if res is None:
+            return
+        if res[0] == "allowed":
+            stats["allowed"] += 1
+            allowed_hits[res[1]] = allowed_hits.get(res[1], 0) + 1
+            return
+        diverged(k, seq, res)
+
+    last_progress = time.time()
+    again = []
+    while not state["stop"]:
+        if ops_share is not None and stats["commands"] >= ops_share and not again:
             break
+        batch = again
+        again = []
+        want = 1 if fast is None else opts.batch * len(fasts)
+        while len(batch) < want:
+            if ops_share is not None and stats["commands"] + sum(
+                    len(s) for _, s in batch) >= ops_share:
+                break
+            k = next(todo, None)
+            if k is None:
+                break
+            batch.append((k, sequence(k)))
+        if not batch:
+            break
+        if fast is None:
+            k, seq = batch[0]
+            if opts.verbose:
+                print("-- sequence %d" % k)
+                for c in seq:
+                    print("   " + resp.cli_line(c))
+            results = [run(pair, gen, allow, seq)]
+        else:
+            # One batch per lane (server pair), exchanged all at once.
+            per = -(-len(batch) // len(fasts))
+            chunks = [[s for _, s in batch[i:i + per]] for i in range(0, len(batch), per)]
+            firsts = set(range(0, len(batch), per))
+            built = [f.build(gen, c) for f, c in zip(fasts, chunks)]
+            entries = []
+            for f, (payload, total, _) in zip(fasts, built):
+                entries += [(f.socks[0], payload, total), (f.socks[1], payload, total)]
+            replies = exchange(entries, opts.timeout)
+            results = []
+            for j, (f, c, (payload, total, layouts)) in enumerate(zip(fasts, chunks, built)):
+                results += f.decide(gen, allow, c, layouts, total, replies[2 * j],
+                                    replies[2 * j + 1])
+        for n, ((k, seq), res) in enumerate(zip(batch, results)):
+            if res == "again" and (fast is None or n in firsts):
+                res = run(pair, gen, allow, seq)  # never undecided twice: the exact mode decides
+            if res == "again":
+                again.append((k, seq))
+                continue
+            stats["sequences"] += 1
+            stats["commands"] += len(seq)
+            account(k, seq, res)
+            if state["stop"]:
+                break
+        if opts.progress and time.time() - last_progress >= opts.progress:
+            last_progress = time.time()
+            took = last_progress - t0
+            print("compat: progress: %d commands in %d sequences, %.0f s, %.0f commands/s"
+                  % (stats["commands"], stats["sequences"], took, stats["commands"] / took))
+            sys.stdout.flush()
     took = time.time() - t0
     print("\ncompat: %d commands generated (%d kvlab commands without a Redis grammar: %s), "
-          "%d sequences, %d commands run, %.1f s"
+          "%d sequences, %d commands run, %.1f s, %.0f commands/s (%s mode)"
           % (len(names), len(unknown), ",".join(unknown) or "-", stats["sequences"],
-             stats["commands"], took))
+             stats["commands"], took, stats["commands"] / max(took, 1e-9),
+             "exact" if fast is None else "pipelined"))
     if allowed_hits:
         print("compat: allow-listed divergences seen: %s" % ", ".join(
             "%s x%d" % kv for kv in sorted(allowed_hits.items())))
     print("compat: %d divergences" % len(seen))
+    # One line the parent of --jobs workers sums up.
+    print("compat-result: sequences=%d commands=%d divergences=%d seconds=%.1f"
+          % (stats["sequences"], stats["commands"], len(seen), took))
     return 1 if seen else 0
 
 

@@ -194,3 +194,73 @@ def show(reply, indent=0):
     if t in ("shape", "unordered", "tolerance"):
         return pad + "(%s) %r" % (t, v)
     return pad + repr(reply)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast path (compat.py's pipelined mode): the same typed values as Client.read, parsed from an
+# immutable bytes buffer at an offset, so that a pipelined reply stream is parsed without a
+# system call or a buffer copy per reply.
+class Incomplete(Exception):
+    """The buffer ends inside a reply: read more and parse it again from its start."""
+
+
+def parse(buf, pos):
+    """One reply from bytes `buf` at `pos` -> (value, position after it). Raises Incomplete when
+    buf ends inside the reply, ConnectionError when it is not RESP."""
+    i = buf.find(b"\r\n", pos)
+    if i < 0:
+        raise Incomplete
+    t = buf[pos]
+    rest = buf[pos + 1:i]
+    pos = i + 2
+    if t == 43:  # +
+        return ("simple", rest), pos
+    if t == 45:  # -
+        return ("error", rest), pos
+    if t == 58:  # :
+        return ("int", int(rest)), pos
+    if t == 36 or t == 33 or t == 61:  # $ ! =
+        n = int(rest)
+        if n < 0:
+            return ("bulk", None), pos
+        end = pos + n
+        if len(buf) < end + 2:
+            raise Incomplete
+        data = buf[pos:end]
+        if t == 36:
+            return ("bulk", data), end + 2
+        if t == 33:
+            return ("error", data), end + 2
+        if data[3:4] != b":":
+            raise ConnectionError("bad verbatim string %r" % data[:80])
+        return ("verbatim", (data[:3], data[4:])), end + 2
+    if t == 42 or t == 126 or t == 62:  # * ~ >
+        n = int(rest)
+        if n < 0:
+            return ("array", None), pos
+        items = []
+        for _ in range(n):
+            v, pos = parse(buf, pos)
+            items.append(v)
+        return ({42: "array", 126: "set", 62: "push"}[t], tuple(items)), pos
+    if t == 95:  # _
+        return ("null", None), pos
+    if t == 44:  # ,
+        return ("double", rest), pos
+    if t == 35:  # #
+        if rest not in (b"t", b"f"):
+            raise ConnectionError("bad boolean %r" % buf[pos - 4:pos])
+        return ("bool", rest == b"t"), pos
+    if t == 40:  # (
+        return ("bignum", int(rest)), pos
+    if t == 37 or t == 124:  # % |
+        pairs = []
+        for _ in range(int(rest)):
+            k, pos = parse(buf, pos)
+            v, pos = parse(buf, pos)
+            pairs.append((k, v))
+        if t == 124:
+            reply, pos = parse(buf, pos)
+            return ("attr", (tuple(pairs), reply)), pos
+        return ("map", tuple(pairs)), pos
+    raise ConnectionError("unparsable reply line %r" % buf[pos - 2 - len(rest) - 1:pos][:80])

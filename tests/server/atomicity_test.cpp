@@ -88,6 +88,29 @@ TEST_SUITE("server") {
     CHECK(c("GET x").str == "1");
   }
 
+  // Redis 7.0's rejectCommand -> execCommandAbort; found by tests/compat (seed 2, sequence 4411).
+  TEST_CASE("A rejected EXEC answers EXECABORT with the reason and discards the transaction") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client c(s.port());
+    CHECK(c("EXEC x").str ==
+          "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' "
+          "command");
+    CHECK(c("MULTI").is_status("OK"));
+    CHECK(c("SET x 1").is_status("QUEUED"));
+    CHECK(c("EXEC x").str ==
+          "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' "
+          "command");
+    CHECK(c("EXEC").str == "ERR EXEC without MULTI");
+    CHECK(c("EXISTS x").integer == 0);
+    CHECK(c("SSUBSCRIBE k1").elements.size() == 3);
+    CHECK(c("EXEC").str ==
+          "EXECABORT Transaction discarded because of: Can't execute 'exec': only (P|S)SUBSCRIBE "
+          "/ (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+    CHECK(c("MULTI").str ==
+          "ERR Can't execute 'multi': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+          "RESET are allowed in this context");
+  }
+
   TEST_CASE("WATCH aborts EXEC when another client or the same one modifies the key") {
     kvtest::ServerProcess s({"--threads", "2"});
     Client a(s.port()), b(s.port());
