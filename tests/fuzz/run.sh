@@ -44,6 +44,7 @@ ldflags=(-fsanitize=fuzzer,address,undefined)
 # stands in for it), and the structures it needs (not registry.cpp: it instantiates every backend).
 server_srcs=(server/server.cpp server/worker.cpp server/command_table.cpp server/container.cpp
   server/pubsub.cpp server/monitor.cpp server/atomicity.cpp server/scripting.cpp server/cluster.cpp
+  server/cluster_migration.cpp
   server/rdb.cpp server/resp_parser.cpp server/strings_util.cpp
   $(cd "$root" && ls server/commands/*.cpp)
   structures/common/cds_runtime.cpp structures/common/hash.cpp structures/common/pool.cpp
