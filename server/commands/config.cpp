@@ -5,7 +5,8 @@
 // One table (kParams) describes each parameter: its Redis name and alias, its type (which fixes
 // how a value is validated and how CONFIG GET formats it), Redis's default, whether Redis refuses
 // to change it at run time (immutable or protected), and what it does in kvlab:
-//   kActs  - kvlab applies it (maxclients, requirepass, maxmemory and its policy, the pubsub class of
+//   kActs  - kvlab applies it (maxclients, requirepass, maxmemory and its policy, the pubsub class
+//   of
 //            client-output-buffer-limit);
 //   kFixed - kvlab has this setting but cannot change it at run time (port, bind, databases 1,
 //            save "", appendonly no, ...): GET reports kvlab's value; SET validates as Redis and
@@ -646,6 +647,8 @@ std::vector<std::pair<std::string_view, std::string_view>> choices(const Param& 
 std::string enum_error(const Param& p) {
   std::string list;
   for (const auto& [name, canon] : choices(p)) {
+    // kvlab's own research policies are accepted but not listed: the text stays Redis's.
+    if (name == "allkeys-sieve" || name == "allkeys-s3fifo") continue;
     if (!list.empty()) list += ", ";
     list += name;
   }
@@ -948,7 +951,9 @@ std::span<const CommandSpec> config_subcommands() {
   return kConfigSubcommands;
 }
 
-bool parse_memory_units(std::string_view s, std::uint64_t* out) { return parse_memory(s, out); }
+bool parse_memory_units(std::string_view s, std::uint64_t* out) {
+  return parse_memory(s, out);
+}
 
 std::string config_soft_value(std::string_view name) {
   std::lock_guard<std::mutex> lock(g_mu);
