@@ -284,7 +284,18 @@ class Eviction {
   std::atomic<bool> tracking_{false};  // maxmemory > 0 and a policy that evicts
   std::atomic<Kind> kind_{Kind::kNone};
   std::atomic<bool> rebuild_{false};  // the indexes must be filled from the keyspace
-  std::mutex config_mu_;              // serializes reconfigure()
+  // Counting started at run time: the keyspace's estimated size is still to be added (memory.hpp).
+  std::atomic<bool> baseline_{false};
+  std::atomic<std::int64_t> baseline_left_{0};  // of the run-time baseline, what may be dropped
+
+ public:
+  // Server::start() sets this once the keyspace exists; a limit set before (the --maxmemory flag)
+  // needs no baseline.
+  void mark_started() { started_ = true; }
+
+ private:
+  bool started_ = false;
+  std::mutex config_mu_;  // serializes reconfigure()
 
   std::unique_ptr<WorkerState[]> workers_;
   unsigned num_workers_;

@@ -70,6 +70,7 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
   if (auto p = parse_evict_policy(config_.maxmemory_policy)) eviction_->set_policy(*p);
   eviction_->set_maxmemory(config_.maxmemory);
   db_.set_eviction(eviction_.get());
+  eviction_->mark_started();
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
   worker_placement_ = worker_reasons;

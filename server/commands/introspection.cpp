@@ -785,6 +785,11 @@ const CommandSpec kIntrospectionCommands[] = {
 
 }  // namespace
 
+// MEMORY USAGE's estimate of one key, for maxmemory's baseline (server/eviction.cpp).
+std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::int64_t samples) {
+  return memory_usage(key, v, samples);
+}
+
 std::span<const CommandSpec> introspection_commands() {
   return kIntrospectionCommands;
 }
