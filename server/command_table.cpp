@@ -613,12 +613,41 @@ void dispatch(CommandContext& ctx) {
       return;
     }
   }
+  // maxmemory (eviction.hpp): evict before a top-level command, as Redis's processCommand does;
+  // not inside EXEC or a script (their commands run under locks the evictions would take).
+  thread_local int nested = 0;
+  if (nested == 0 && !conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
+      !ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
+                                       ctx.now_ms)) {
+    bool deny = (cmd->flags & kDenyOom) != 0;
+    if (top->name == "exec" && conn.tx != nullptr) {  // EXEC of a queued write, as Redis
+      for (const auto& q : conn.tx->queued) {
+        std::vector<std::string_view> argv(q.begin(), q.end());
+        const CommandSpec* c = resolve(argv);
+        deny = deny || (c != nullptr && (c->flags & kDenyOom) != 0);
+      }
+    }
+    if (deny) {
+      if (top->name == "exec" && conn.tx != nullptr) {
+        reset_transaction_state(ctx);
+        ctx.reply.error(err::kOom);
+      } else {
+        reject(err::kOom);
+      }
+      return;
+    }
+  }
   if (queuing && !(top->flags & kTxControl)) {
     conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
     ctx.reply.simple("QUEUED");
     ctx.counted = true;  // counted when EXEC runs it, not rejected
     return;
   }
+  ++nested;
+  struct Unnest {
+    int& n;
+    ~Unnest() { --n; }
+  } unnest{nested};
   run_gated(ctx, cmd);
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "server/blocking.hpp"
+#include "server/eviction.hpp"
 #include "server/object.hpp"
 #include "structures/any_keyspace.hpp"
 
@@ -74,17 +75,17 @@ class Db {
   }
   bool insert(std::string_view key, const Value& v) {
     const bool done = ks_.insert(key, v);
-    if (done) modified(key, false);
+    if (done) modified(key, false, true);
     return done;
   }
   bool insert_or_assign(std::string_view key, const Value& v) {
     const bool inserted = ks_.insert_or_assign(key, v);
-    modified(key, false);
+    modified(key, false, inserted);
     return inserted;
   }
   bool insert_or_assign(std::string_view key, Value&& v) {
     const bool inserted = ks_.insert_or_assign(key, std::move(v));
-    modified(key, false);
+    modified(key, false, inserted);
     return inserted;
   }
   bool erase(std::string_view key) {
@@ -95,7 +96,8 @@ class Db {
   template <class F>
   UpdateOutcome update(std::string_view key, F&& fn) {
     const UpdateOutcome o = ks_.update(key, fn);
-    if (o != UpdateOutcome::unchanged) modified(key, o == UpdateOutcome::erased);
+    if (o != UpdateOutcome::unchanged)
+      modified(key, o == UpdateOutcome::erased, o == UpdateOutcome::inserted);
     return o;
   }
   std::size_t size_approx() { return ks_.size_approx(); }
@@ -117,10 +119,18 @@ class Db {
   void touch(std::string_view key) { modified(key, false); }
 
   Keyspace& backend() { return ks_; }
+  // maxmemory's key tracking (eviction.hpp); set once by Server::start() before any worker runs.
+  void set_eviction(Eviction* e) { eviction_ = e; }
+  Eviction* eviction() { return eviction_; }
   WatchRegistry& watches() { return watches_; }
 
  private:
-  void modified(std::string_view key, bool now_absent) {
+  // created: the key did not exist before (eviction tracks it from now on).
+  void modified(std::string_view key, bool now_absent, bool created = false) {
+    if (eviction_ != nullptr) {
+      if (created) eviction_->on_insert(key);
+      if (now_absent) eviction_->on_erase(key);
+    }
     if (watches_.active()) watches_.touch(key, now_absent);
     if (blocking_.active()) {  // for serve_blocked()
       ReadyKeys& r = ready_keys();
@@ -131,6 +141,7 @@ class Db {
   Keyspace& ks_;
   WatchRegistry& watches_;
   BlockingRegistry& blocking_;
+  Eviction* eviction_ = nullptr;
 };
 
 template <class Exists>

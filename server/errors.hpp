@@ -88,6 +88,8 @@ inline std::string config_set_invalid(std::string_view name, std::string_view wh
          std::string(why);
 }
 
+// maxmemory reached and nothing to evict (server/eviction.hpp), for commands flagged kDenyOom.
+inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
 }  // namespace kvlab::server::err
 
 namespace kvlab::server::err {

@@ -109,6 +109,30 @@ int main(int argc, char** argv) {
   app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
       ->capture_default_str()
       ->check(CLI::Range(1u, 10000000u));
+  std::string maxmemory = "0";
+  app.add_option("--maxmemory", maxmemory,
+                 "Memory limit for the dataset (bytes; units k kb m mb g gb as Redis); 0 = none")
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        std::uint64_t b = 0;
+        return kvlab::server::parse_memory_units(v, &b) ? std::string()
+                                                        : "invalid memory value '" + v + "'";
+      });
+  app.add_option("--maxmemory-policy", cfg.maxmemory_policy,
+                 "What to evict above maxmemory: noeviction, allkeys-lru, allkeys-lfu, "
+                 "allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl, "
+                 "allkeys-sieve, allkeys-s3fifo")
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        return kvlab::server::parse_evict_policy(v) ? std::string()
+                                                    : "unknown maxmemory policy '" + v + "'";
+      });
+  app.add_option("--maxmemory-samples", cfg.maxmemory_samples, "Keys sampled per eviction")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--eviction-queue", cfg.eviction_queue,
+                 "Queue backend of allkeys-s3fifo's FIFOs (any unbounded queue/… backend)")
+      ->capture_default_str();
   app.add_option("--requirepass", cfg.requirepass, "Require AUTH with this password");
   app.add_option("--protected-mode", protected_mode,
                  "yes: refuse non-loopback clients unless --requirepass is set")
@@ -164,6 +188,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   cfg.protected_mode = protected_mode == "yes";
+  kvlab::server::parse_memory_units(maxmemory, &cfg.maxmemory);
   cfg.prefetch = prefetch == "yes";
   cfg.lua_undeclared_keys = lua_undeclared == "yes";
 
@@ -224,6 +249,14 @@ int main(int argc, char** argv) {
                  "order), so pub/sub messages from one publisher could arrive out of order; use a "
                  "FIFO queue such as queue/kvlab-mpsc\n",
                  cfg.queue.c_str());
+    return 2;
+  }
+  if (const kvlab::BackendTraits* eq = kvlab::find_backend(cfg.eviction_queue);
+      eq == nullptr || eq->family != "queue" || eq->bounded) {
+    std::fprintf(stderr,
+                 "kvlab-server: --eviction-queue %s: needs an unbounded queue/… backend "
+                 "(default queue/kvlab)\n",
+                 cfg.eviction_queue.c_str());
     return 2;
   }
   if (!traits->concurrent_erase && cfg.threads > 1) {

@@ -19,8 +19,9 @@
 //   bytes below the published length never change, so a reader needs no lock: it loads the length
 //   once (acquire) and reads that many bytes, a consistent prefix of the value.
 // - Container types. `ObjectType` tags the payload; lists, sets, hashes, sorted sets and streams
-//   are Objects whose payload is a container carrying its own synchronization (server/container.hpp):
-//   the handle is still immutable, the container behind it is mutated under its own lock.
+//   are Objects whose payload is a container carrying its own synchronization
+//   (server/container.hpp): the handle is still immutable, the container behind it is mutated under
+//   its own lock.
 //
 // Thread safety: ObjectRef copies are safe from any thread; a container Object is mutated only
 // under its lock; a string Object's bytes change only through append_in_place(), see its
@@ -47,6 +48,11 @@
 namespace kvlab::server {
 
 enum class ObjectType : std::uint8_t { kString = 0, kList, kSet, kHash, kZSet, kStream };
+
+// The access word every new Object starts with (server/eviction.hpp keeps it current: the LRU
+// clock, the LFU counter at its initial value with the current decay time, or 0 for the SIEVE and
+// S3-FIFO frequency bits). relaxed: a hint for eviction, published with nothing.
+inline std::atomic<std::uint32_t> g_initial_access{0};
 
 class Object;
 // Destroys a container Object (server/container.hpp); string Objects are freed inline.
@@ -125,6 +131,12 @@ class Object {
   char* bytes() { return reinterpret_cast<char*>(this + 1); }
   const char* bytes() const { return reinterpret_cast<const char*>(this + 1); }
 
+  // The eviction policy's per-Object access word (server/eviction.hpp says what it holds).
+  // relaxed: an approximate recency/frequency hint; a lost or stale update only changes which key
+  // a sampled eviction prefers, and no other data is published through it.
+  std::uint32_t access() const { return access_.load(std::memory_order_relaxed); }
+  void set_access(std::uint32_t v) const { access_.store(v, std::memory_order_relaxed); }
+
   // Relaxed increment: a new reference is made from an existing one, which already keeps the
   // object alive; nothing is published by the increment itself.
   void retain() { refs_.fetch_add(1, std::memory_order_relaxed); }
@@ -143,7 +155,10 @@ class Object {
   }
 
  protected:
-  Object(ObjectType t, std::size_t n) : size_(static_cast<std::uint32_t>(n)), type_(t) {}
+  Object(ObjectType t, std::size_t n)
+      : size_(static_cast<std::uint32_t>(n)),
+        type_(t),
+        access_(g_initial_access.load(std::memory_order_relaxed)) {}  // relaxed: see access()
 
  private:
   static constexpr std::size_t kGrowLinear = 1024 * 1024;
@@ -172,9 +187,11 @@ class Object {
   ObjectType type_;
   std::uint8_t cap_shift_ = 0;  // invariant 3: set before publication, then read-only
   std::uint16_t cap_mult_ = 0;
+  mutable std::atomic<std::uint32_t> access_;  // eviction metadata (access())
   // The bytes follow the header in the same allocation.
 };
-static_assert(sizeof(Object) == 12, "Object header stays small: capacity lives in the padding");
+static_assert(sizeof(Object) == 16,
+              "Object header stays small: capacity in the padding, 4 bytes of access metadata");
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "size_ is a plain word");
 static_assert(alignof(Object) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "pool blocks are new-aligned");
 

@@ -1,5 +1,6 @@
 // Process-wide server state: worker start-up, signal-driven shutdown, shared counters.
 #include "server/server.hpp"
+#include "server/keyspace_factory.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -61,6 +62,14 @@ void Server::prepare(unsigned n) {
   // One slot per worker, plus the last for the cluster's slot migrator (cluster_migration.hpp).
   atomicity_ = std::make_unique<Atomicity>(
       scheme != nullptr ? scheme->scheme : Atomicity::Scheme::kKeyLocks, n + 1);
+  eviction_ = std::make_unique<Eviction>(
+      n, make_message_queue(config_.eviction_queue, config_.queue_capacity),
+      make_message_queue(config_.eviction_queue, config_.queue_capacity));
+  eviction_->set_samples(config_.maxmemory_samples);
+  if (auto p = parse_evict_policy(config_.maxmemory_policy)) eviction_->set_policy(*p);
+  eviction_->set_maxmemory(config_.maxmemory);
+  db_.set_eviction(eviction_.get());
+  eviction_->mark_started();
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
 }

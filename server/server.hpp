@@ -20,6 +20,7 @@
 #include "server/atomicity.hpp"
 #include "server/cluster.hpp"
 #include "server/db.hpp"
+#include "server/eviction.hpp"
 #include "server/monitor.hpp"
 #include "server/object.hpp"
 #include "server/pubsub.hpp"
@@ -56,6 +57,12 @@ struct Config {
   std::string cluster_node_id;
   std::string cluster_announce_ip;
   std::string cluster_config_file;
+  // maxmemory (server/eviction.hpp): --maxmemory (bytes, 0 = no limit), --maxmemory-policy,
+  // --maxmemory-samples, and the queue backend of allkeys-s3fifo (--eviction-queue).
+  std::uint64_t maxmemory = 0;
+  std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;
+  std::string eviction_queue = "queue/kvlab";
 };
 
 // One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when
@@ -193,6 +200,7 @@ class Server {
   BlockingRegistry& blocking() { return blocking_; }
   Atomicity& atomicity() { return *atomicity_; }
   Cluster& cluster() { return *cluster_; }
+  Eviction& eviction() { return *eviction_; }
   const Config& config() const { return config_; }
   std::string_view backend_name() const { return backend_name_; }
   unsigned num_workers() const { return static_cast<unsigned>(workers_.size()); }
@@ -276,7 +284,8 @@ class Server {
   Db db_{*ks_, watches_, blocking_};
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
-  PubSubRegistry pubsub_;                 // declared before workers_: outlives them
+  std::unique_ptr<Eviction> eviction_;    // created in start(), once the worker count is known
+  PubSubRegistry pubsub_;  // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};
   std::atomic<std::uint64_t> pubsub_soft_secs_{kDefaultPubSubObufLimit.soft_seconds};

@@ -383,6 +383,7 @@ void Worker::run() {
     if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
     server_.sample_ops(now);
     reclaim::quiescent();
+    server_.eviction().end_iteration(index_, now);
   }
   drain_and_close_all();
   server_.atomicity().offline(index_);
@@ -913,6 +914,7 @@ void Worker::expire_blocked(std::int64_t now_ms) {
 }
 
 void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {
+  server_.eviction().on_expire_set(key);  // volatile-* sample among the keys with a TTL
   expiry_.push(ExpiryEntry{at_ms, std::string(key)});
   // Keep the index proportional to the keyspace: when stale entries (keys re-set, persisted or
   // deleted) dominate, rebuild it from the entries that still match the stored expiry.

@@ -20,6 +20,7 @@
 
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
+#include "server/memory.hpp"
 #include "server/commands/common.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
@@ -574,22 +575,20 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "pubsub_clients:" << pubsub_clients << "\r\n";
     } else if (n == "memory") {
       const std::size_t rss = rss_bytes();
-      // glibc's mallinfo2 counts what glibc allocated; tbbmalloc (the default allocator of release
-      // builds) keeps no such total, so with it used_memory is the RSS.
-      constexpr bool kGlibcMalloc = std::string_view(KVLAB_SERVER_MALLOC) == "libc";
-      std::size_t used = rss;
-      if constexpr (kGlibcMalloc) {
-        const struct mallinfo2 mi = mallinfo2();
-        used = mi.uordblks + mi.hblkhd;
-      }
+      // used_memory counts what operator new and the pool's large blocks hold (server/memory.hpp),
+      // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
+      const std::size_t used = memory::used_bytes();
+      const std::uint64_t maxmem = s.eviction().maxmemory();
       o << "used_memory:" << used << "\r\n"
         << "used_memory_human:" << human_bytes(used) << "\r\n"
         << "used_memory_rss:" << rss << "\r\n"
         << "used_memory_rss_human:" << human_bytes(rss) << "\r\n"
-        << "maxmemory:0\r\n"
-        << "maxmemory_human:0B\r\n"
-        << "maxmemory_policy:noeviction\r\n"
-        << "mem_allocator:" KVLAB_SERVER_MALLOC "\r\n";
+        << "maxmemory:" << maxmem << "\r\n"
+        << "maxmemory_human:" << human_bytes(maxmem) << "\r\n"
+        << "maxmemory_policy:" << evict_policy_name(s.eviction().policy()) << "\r\n"
+        << "mem_allocator:" KVLAB_SERVER_MALLOC "\r\n"
+        << "kvlab_eviction_tracked_keys:" << s.eviction().tracked_keys() << "\r\n"
+        << "kvlab_eviction_queue:" << s.eviction().queue_name() << "\r\n";
     } else if (n == "persistence") {
       o << "loading:0\r\n"
         << "async_loading:0\r\n"
@@ -613,7 +612,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "total_net_output_bytes:" << t.net_out << "\r\n"
         << "rejected_connections:" << t.rejected_connections << "\r\n"
         << "expired_keys:" << t.expired << "\r\n"
-        << "evicted_keys:0\r\n"
+        << "evicted_keys:" << s.eviction().evicted_keys() << "\r\n"
         << "evicted_clients:0\r\n"
         << "keyspace_hits:" << t.hits << "\r\n"
         << "keyspace_misses:" << t.misses << "\r\n"

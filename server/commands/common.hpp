@@ -55,6 +55,7 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn) {
       expired = true;
       return;
     }
+    ctx.server.eviction().touch(*v.obj, ctx.now_ms);  // maxmemory's LRU/LFU/SIEVE metadata
     fn(v);
   });
   WorkerStats& st = ctx.server.stats(ctx.worker.index());

@@ -5,8 +5,8 @@
 // One table (kParams) describes each parameter: its Redis name and alias, its type (which fixes
 // how a value is validated and how CONFIG GET formats it), Redis's default, whether Redis refuses
 // to change it at run time (immutable or protected), and what it does in kvlab:
-//   kActs  - kvlab applies it (maxclients, requirepass, the normal and pubsub classes of
-//            client-output-buffer-limit, client-query-buffer-limit);
+//   kActs  - kvlab applies it (maxclients, requirepass, maxmemory and its policy, the normal and
+//            pubsub classes of client-output-buffer-limit, client-query-buffer-limit);
 //   kFixed - kvlab has this setting but cannot change it at run time (port, bind, databases 1,
 //            save "", appendonly no, ...): GET reports kvlab's value; SET validates as Redis and
 //            accepts only that value;
@@ -436,9 +436,9 @@ const Param kParams[] = {
      "user,local0,local1,local2,local3,local4,local5,local6,local7"},
     {"repl-diskless-load", "", T::kEnum, 0, "disabled", 0, 0, "disabled,on-empty-db,swapdb"},
     {"loglevel", "", T::kEnum, 0, "notice", 0, 0, "debug,verbose,notice,warning"},
-    {"maxmemory-policy", "", T::kEnum, 0, "noeviction", 0, 0,
+    {"maxmemory-policy", "", T::kEnum, kActs, "noeviction", 0, 0,
      "volatile-lru,volatile-lfu,volatile-random,volatile-ttl,allkeys-lru,allkeys-lfu,"
-     "allkeys-random,noeviction"},
+     "allkeys-random,noeviction,allkeys-sieve,allkeys-s3fifo"},
     {"appendfsync", "", T::kEnum, 0, "everysec", 0, 0, "everysec,always,no"},
     {"oom-score-adj", "", T::kEnum, 0, "no", 0, 0, "no,yes,relative=yes,absolute"},
     {"acl-pubsub-default", "", T::kEnum, 0, "resetchannels", 0, 0, "allchannels,resetchannels"},
@@ -467,11 +467,11 @@ const Param kParams[] = {
     {"active-defrag-cycle-max", "", T::kInt, 0, "25", 1, 99},
     {"active-defrag-threshold-lower", "", T::kInt, 0, "10", 0, 1000},
     {"active-defrag-threshold-upper", "", T::kInt, 0, "100", 0, 1000},
-    {"lfu-log-factor", "", T::kInt, 0, "10", 0, kIntMax},
-    {"lfu-decay-time", "", T::kInt, 0, "1", 0, kIntMax},
+    {"lfu-log-factor", "", T::kInt, kActs, "10", 0, kIntMax},
+    {"lfu-decay-time", "", T::kInt, kActs, "1", 0, kIntMax},
     {"replica-priority", "slave-priority", T::kInt, 0, "100", 0, kIntMax},
     {"repl-diskless-sync-delay", "", T::kInt, 0, "5", 0, kIntMax},
-    {"maxmemory-samples", "", T::kInt, 0, "5", 1, kIntMax},
+    {"maxmemory-samples", "", T::kInt, kActs, "5", 1, kIntMax},
     {"maxmemory-eviction-tenacity", "", T::kInt, 0, "10", 0, 100},
     {"timeout", "", T::kInt, 0, "0", 0, kIntMax},
     {"replica-announce-port", "slave-announce-port", T::kInt, 0, "0", 0, 65535},
@@ -511,7 +511,7 @@ const Param kParams[] = {
     // Memory sizes.
     {"proto-max-bulk-len", "", T::kMemory, kFixed, "536870912", 1024 * 1024, kLongMax},
     {"repl-backlog-size", "", T::kMemory, 0, "1048576", 1, kLongMax},  // GET at least 16384
-    {"maxmemory", "", T::kMemory, 0, "0", 0, kULLMax},
+    {"maxmemory", "", T::kMemory, kActs, "0", 0, kULLMax},
     {"cluster-link-sendbuf-limit", "", T::kMemory, 0, "0", 0, kULLMax},
     {"active-defrag-ignore-bytes", "", T::kMemory, 0, "104857600", 1, kLongMax},
     {"hash-max-listpack-value", "hash-max-ziplist-value", T::kMemory, 0, "64", 0, kLongMax},
@@ -587,6 +587,9 @@ std::string get_value(Server& s, std::size_t i) {
   const Param& p = kParams[i];
   const std::string_view n = p.name;
   if (n == "maxclients") return std::to_string(s.maxclients());
+  if (n == "maxmemory") return std::to_string(s.eviction().maxmemory());
+  if (n == "maxmemory-policy") return std::string(evict_policy_name(s.eviction().policy()));
+  if (n == "maxmemory-samples") return std::to_string(s.eviction().samples());
   if (n == "requirepass") return s.requirepass();
   if (n == "client-output-buffer-limit") return obuf_text(s);
   if (n == "client-query-buffer-limit") return std::to_string(s.query_buffer_limit());
@@ -644,6 +647,8 @@ std::vector<std::pair<std::string_view, std::string_view>> choices(const Param& 
 std::string enum_error(const Param& p) {
   std::string list;
   for (const auto& [name, canon] : choices(p)) {
+    // kvlab's own research policies are accepted but not listed: the text stays Redis's.
+    if (name == "allkeys-sieve" || name == "allkeys-s3fifo") continue;
     if (!list.empty()) list += ", ";
     list += name;
   }
@@ -797,6 +802,13 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     if (n == "slowlog-log-slower-than") set_slowlog_slower_than(std::stoll(v));
     if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));
     if (n == "latency-monitor-threshold") set_latency_threshold_ms(std::stoll(v));
+    // maxmemory and eviction (server/eviction.hpp).
+    if (n == "maxmemory") s.eviction().set_maxmemory(std::stoull(v));
+    if (n == "maxmemory-policy")
+      if (auto p = parse_evict_policy(v)) s.eviction().set_policy(*p);
+    if (n == "maxmemory-samples") s.eviction().set_samples(static_cast<int>(std::stoll(v)));
+    if (n == "lfu-log-factor") s.eviction().set_lfu_log_factor(static_cast<int>(std::stoll(v)));
+    if (n == "lfu-decay-time") s.eviction().set_lfu_decay_time(static_cast<int>(std::stoll(v)));
   }
 }
 
@@ -939,6 +951,10 @@ const CommandSpec kConfigSubcommands[] = {
 
 std::span<const CommandSpec> config_subcommands() {
   return kConfigSubcommands;
+}
+
+bool parse_memory_units(std::string_view s, std::uint64_t* out) {
+  return parse_memory(s, out);
 }
 
 std::string config_soft_value(std::string_view name) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "server/memory.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/stream.hpp"
@@ -540,15 +541,8 @@ std::uint64_t rss_now() {
   return rss * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-// What the allocator holds for the program: glibc's count when kvlab runs on glibc malloc, the
-// resident set otherwise (tbbmalloc keeps no total); the same figure as INFO's used_memory.
-std::uint64_t allocated_now() {
-  if constexpr (kGlibcMalloc) {
-    const struct mallinfo2 mi = mallinfo2();
-    return mi.uordblks + mi.hblkhd;
-  }
-  return rss_now();
-}
+// What the program holds allocated: the same figure as INFO's used_memory (server/memory.hpp).
+std::uint64_t allocated_now() { return memory::used_bytes(); }
 
 // Taken when the server first initializes this file's statics (before any client connects).
 const std::uint64_t g_startup_allocated = allocated_now();
@@ -790,6 +784,11 @@ const CommandSpec kIntrospectionCommands[] = {
 };
 
 }  // namespace
+
+// MEMORY USAGE's estimate of one key, for maxmemory's baseline (server/eviction.cpp).
+std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::int64_t samples) {
+  return memory_usage(key, v, samples);
+}
 
 std::span<const CommandSpec> introspection_commands() {
   return kIntrospectionCommands;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <new>
 
 namespace kvlab::pool {
@@ -96,15 +97,26 @@ inline thread_local constinit Cache tls{};
 // Registers the drain that runs at thread exit (pool.cpp); marks the cache active.
 void activate() noexcept;
 
+// Bytes in blocks above kMaxSize now allocated (the server's used_memory adds them: they bypass
+// operator new). relaxed: a statistic; one add per large block, small next to its memcpy.
+inline std::atomic<std::int64_t> g_large_bytes{0};
+
 // Blocks above kMaxSize: malloc, or calloc when zeroed (its fresh pages are zero without a
 // write, so a large zeroed block costs no memset and commits only what is touched).
 inline void* allocate_large(std::size_t n, bool zeroed) {
   void* p = zeroed ? std::calloc(1, n) : std::malloc(n);
   if (p == nullptr) throw std::bad_alloc();
+  g_large_bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed);
   return p;
 }
 
 }  // namespace detail
+
+// Bytes now allocated in blocks above kMaxSize (see detail::g_large_bytes).
+inline std::size_t large_bytes() {
+  const std::int64_t v = detail::g_large_bytes.load(std::memory_order_relaxed);  // a statistic
+  return v < 0 ? 0 : static_cast<std::size_t>(v);
+}
 
 // The usable size of a block from allocate(n): n rounded up to its class, or n above kMaxSize.
 constexpr std::size_t class_size(std::size_t n) {
@@ -141,7 +153,10 @@ inline void* allocate_zeroed(std::size_t n) {
 // both into one caller, and warns; the size decides the path on both sides, so they never meet.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 inline void deallocate(void* p, std::size_t n) noexcept {
-  if (n > kMaxSize) return std::free(p);
+  if (n > kMaxSize) {
+    detail::g_large_bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+    return std::free(p);
+  }
   if constexpr (kBypass) return ::operator delete(p);
   const std::size_t c = detail::class_of(n);
   detail::Cache& cache = detail::tls;
