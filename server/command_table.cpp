@@ -511,6 +511,8 @@ void dispatch(CommandContext& ctx) {
     ctx.counted = true;  // counted when EXEC runs it, not rejected
     return;
   }
+  // Client-side caching: a tracking client's read registers its keys before it reads them.
+  if (conn.tracking.on && (cmd->flags & kReadOnly)) tracking_before_read(ctx, *cmd);
   run_gated(ctx, cmd);
 }
 

@@ -25,6 +25,7 @@
 
 #include "server/blocking.hpp"
 #include "server/object.hpp"
+#include "server/tracking.hpp"
 #include "structures/any_keyspace.hpp"
 
 namespace kvlab::server {
@@ -64,8 +65,8 @@ class WatchRegistry {
 
 class Db {
  public:
-  Db(Keyspace& ks, WatchRegistry& watches, BlockingRegistry& blocking)
-      : ks_(ks), watches_(watches), blocking_(blocking) {}
+  Db(Keyspace& ks, WatchRegistry& watches, BlockingRegistry& blocking, TrackingRegistry& tracking)
+      : ks_(ks), watches_(watches), blocking_(blocking), tracking_(tracking) {}
 
   const BackendTraits& traits() const { return ks_.traits(); }
   template <class F>
@@ -118,10 +119,13 @@ class Db {
 
   Keyspace& backend() { return ks_; }
   WatchRegistry& watches() { return watches_; }
+  TrackingRegistry& tracking() { return tracking_; }
 
  private:
   void modified(std::string_view key, bool now_absent) {
     if (watches_.active()) watches_.touch(key, now_absent);
+    // Client-side caching: noted here, sent once the command has replied (tracking.hpp).
+    if (tracking_.active()) tracking_note_modified(key);
     if (blocking_.active()) {  // for serve_blocked()
       ReadyKeys& r = ready_keys();
       if (r.collecting) r.keys.emplace_back(key);
@@ -131,6 +135,7 @@ class Db {
   Keyspace& ks_;
   WatchRegistry& watches_;
   BlockingRegistry& blocking_;
+  TrackingRegistry& tracking_;
 };
 
 template <class Exists>

@@ -65,6 +65,7 @@ void WatchRegistry::touch(std::string_view key, bool now_absent) {
 void Db::clear() {
   watches_.touch_all([&](const std::string& key) { return ks_.find(key, [](const Value&) {}); });
   ks_.clear();
+  if (tracking_.active()) tracking_note_flush();
 }
 
 namespace {
