@@ -29,7 +29,6 @@ struct Outgoing {
 
 // What the calling thread has to send once its command has replied.
 struct ThreadState {
-  bool any = false;      // keys, flushed or out non-empty
   bool flushed = false;  // FLUSHALL/FLUSHDB ran
   std::vector<std::string> keys;
   std::vector<Outgoing> out;
@@ -159,7 +158,7 @@ std::size_t TrackingRegistry::total_prefixes() {
 void TrackingRegistry::send_locked(Server& server, std::uint64_t id, Client& c,
                                    std::string_view keys_resp) {
   ThreadState& t = t_state;
-  t.any = true;
+  t_tracking_pending = true;
   if (c.redirect != 0) {
     std::shared_ptr<ClientInfo> target = server.clients().find(c.redirect);
     if (!target) {
@@ -252,17 +251,13 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
 void tracking_note_modified(std::string_view key) {
   ThreadState& t = t_state;
   t.keys.emplace_back(key);
-  t.any = true;
+  t_tracking_pending = true;
 }
 
 void tracking_note_flush() {
   ThreadState& t = t_state;
   t.flushed = true;
-  t.any = true;
-}
-
-bool tracking_pending() {
-  return t_state.any;
+  t_tracking_pending = true;
 }
 
 void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
@@ -272,7 +267,7 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
     t.keys.clear();
     t.flushed = false;
   }
-  t.any = false;
+  t_tracking_pending = false;
   if (t.out.empty()) return;
   const unsigned n = server.num_workers();
   if (t.remote.size() < n) t.remote.resize(n);

@@ -141,8 +141,10 @@ void set_tracking_max_keys(std::int64_t n);
 // Db::modified / Db::clear on the calling thread: remember the key (or the flush) for flush().
 void tracking_note_modified(std::string_view key);
 void tracking_note_flush();
-// Whether the calling thread has tracking work to flush (a plain thread-local read).
-bool tracking_pending();
+// Whether the calling thread has tracking work to flush: a plain thread-local read, inline,
+// because Worker::execute asks after every command.
+inline thread_local bool t_tracking_pending = false;
+inline bool tracking_pending() { return t_tracking_pending; }
 // Sends what the calling thread noted (origin: the connection whose command ran, 0 for none).
 void tracking_flush(Server& server, Worker& self, std::uint64_t origin);
 
