@@ -144,7 +144,9 @@ void tracking_note_flush();
 // Whether the calling thread has tracking work to flush: a plain thread-local read, inline,
 // because Worker::execute asks after every command.
 inline thread_local bool t_tracking_pending = false;
-inline bool tracking_pending() { return t_tracking_pending; }
+inline bool tracking_pending() {
+  return t_tracking_pending;
+}
 // Sends what the calling thread noted (origin: the connection whose command ran, 0 for none).
 void tracking_flush(Server& server, Worker& self, std::uint64_t origin);
 
