@@ -648,6 +648,8 @@ void dispatch(CommandContext& ctx) {
     int& n;
     ~Unnest() { --n; }
   } unnest{nested};
+  // Client-side caching: a tracking client's read registers its keys before it reads them.
+  if (conn.tracking.on && (cmd->flags & kReadOnly)) tracking_before_read(ctx, *cmd);
   run_gated(ctx, cmd);
 }
 

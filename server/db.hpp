@@ -26,6 +26,7 @@
 #include "server/blocking.hpp"
 #include "server/eviction.hpp"
 #include "server/object.hpp"
+#include "server/tracking.hpp"
 #include "structures/any_keyspace.hpp"
 
 namespace kvlab::server {
@@ -65,8 +66,8 @@ class WatchRegistry {
 
 class Db {
  public:
-  Db(Keyspace& ks, WatchRegistry& watches, BlockingRegistry& blocking)
-      : ks_(ks), watches_(watches), blocking_(blocking) {}
+  Db(Keyspace& ks, WatchRegistry& watches, BlockingRegistry& blocking, TrackingRegistry& tracking)
+      : ks_(ks), watches_(watches), blocking_(blocking), tracking_(tracking) {}
 
   const BackendTraits& traits() const { return ks_.traits(); }
   template <class F>
@@ -123,6 +124,7 @@ class Db {
   void set_eviction(Eviction* e) { eviction_ = e; }
   Eviction* eviction() { return eviction_; }
   WatchRegistry& watches() { return watches_; }
+  TrackingRegistry& tracking() { return tracking_; }
 
  private:
   // created: the key did not exist before (eviction tracks it from now on).
@@ -132,6 +134,8 @@ class Db {
       if (now_absent) eviction_->on_erase(key);
     }
     if (watches_.active()) watches_.touch(key, now_absent);
+    // Client-side caching: noted here, sent once the command has replied (tracking.hpp).
+    if (tracking_.active()) tracking_note_modified(key);
     if (blocking_.active()) {  // for serve_blocked()
       ReadyKeys& r = ready_keys();
       if (r.collecting) r.keys.emplace_back(key);
@@ -141,6 +145,7 @@ class Db {
   Keyspace& ks_;
   WatchRegistry& watches_;
   BlockingRegistry& blocking_;
+  TrackingRegistry& tracking_;
   Eviction* eviction_ = nullptr;
 };
 

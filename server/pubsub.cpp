@@ -40,6 +40,12 @@ void PubSubFrame::destroy(PubSubFrame* f) {
   ::operator delete(f);
 }
 
+PubSubFrame* PubSubFrame::make_raw(std::string_view bytes) {
+  PubSubFrame* f = allocate(bytes.size());
+  if (!bytes.empty()) std::memcpy(reinterpret_cast<char*>(f + 1), bytes.data(), bytes.size());
+  return f;
+}
+
 PubSubFrame* PubSubFrame::make_message(std::string_view channel, std::string_view payload,
                                        std::string_view kind) {
   const std::size_t cap = 4 + kind.size() + channel.size() + payload.size() + 3 * kBulkOverhead;

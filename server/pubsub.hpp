@@ -75,6 +75,8 @@ class PubSubFrame {
                                    std::string_view kind = "message");
   static PubSubFrame* make_pmessage(std::string_view pattern, std::string_view channel,
                                     std::string_view payload);
+  // A frame holding `bytes` as they are (client-side caching's tagged frames, tracking.hpp).
+  static PubSubFrame* make_raw(std::string_view bytes);
   std::string_view bytes() const { return {reinterpret_cast<const char*>(this + 1), len_}; }
   // REQUIRES: the frame is not yet visible to another thread.
   void set_refs(std::uint32_t n) { refs_.store(n, std::memory_order_relaxed); }

@@ -128,6 +128,12 @@ class ClientRegistry {
  public:
   void add(std::shared_ptr<ClientInfo> c);
   void remove(std::uint64_t id);
+  // The client with this id, or nullptr (CLIENT TRACKING REDIRECT).
+  std::shared_ptr<ClientInfo> find(std::uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second;
+  }
   // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
   template <class F>
   void for_each(F&& fn) {
@@ -198,6 +204,7 @@ class Server {
   Keyspace& keyspace() { return *ks_; }
   Db& db() { return db_; }
   BlockingRegistry& blocking() { return blocking_; }
+  TrackingRegistry& tracking() { return tracking_; }
   Atomicity& atomicity() { return *atomicity_; }
   Cluster& cluster() { return *cluster_; }
   Eviction& eviction() { return *eviction_; }
@@ -281,7 +288,8 @@ class Server {
   std::string backend_name_;
   WatchRegistry watches_;
   BlockingRegistry blocking_;
-  Db db_{*ks_, watches_, blocking_};
+  TrackingRegistry tracking_;  // client-side caching (tracking.hpp)
+  Db db_{*ks_, watches_, blocking_, tracking_};
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
   std::unique_ptr<Eviction> eviction_;    // created in start(), once the worker count is known

@@ -117,6 +117,7 @@ Worker::~Worker() {
   }
   for (Connection* c : all_) {
     pubsub_forget(server_, index_, *c);
+    tracking_forget(server_, *c);
     if (c->watch) server_.db().watches().unwatch_all(*c->watch);
     ::close(c->fd);
     if (c->info) server_.clients().remove(c->id);
@@ -381,6 +382,10 @@ void Worker::run() {
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
     if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
+    if (tracking_pending()) {  // expired keys that tracking clients had read
+      tracking_flush(server_, *this, 0);
+      if (!touched_.empty()) flush_touched();
+    }
     server_.sample_ops(now);
     reclaim::quiescent();
     server_.eviction().end_iteration(index_, now);
@@ -588,6 +593,10 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   ReplyWriter reply(c.out, c.resp);
   CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
   dispatch(ctx);
+  // CLIENT CACHING YES/NO applies to the next command only; inside MULTI, to the transaction.
+  if (c.tracking.caching && !c.tx && !iequals(args[0], "client")) c.tracking.caching = false;
+  // Invalidations this command caused leave after its reply (a plain thread-local read).
+  if (tracking_pending()) tracking_flush(server_, *this, c.id);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
   if (reply.errors() != 0) {
@@ -696,6 +705,7 @@ void Worker::serve_while_busy(const Connection& running, bool function,
 
 void Worker::close_connection(Connection* c) {
   pubsub_forget(server_, index_, *c);
+  tracking_forget(server_, *c);
   if (c->blocked) {
     // A waiter that disconnects leaves nothing behind; if a server took it first, the element
     // it popped was meant for this closed connection (as in Redis, when the reply is written to a
@@ -791,6 +801,11 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   }
   Connection& c = *it->second;
   if (c.close_after_reply) return;  // QUIT, or already over the limit: Redis drops it too
+  std::string rendered;
+  if (!bytes.empty() && bytes[0] == kTrackingFrameTag) {
+    if (!tracking_render(c, bytes, &rendered)) return;  // not receivable here (RESP2)
+    bytes = rendered;
+  }
   if (c.resp == 3 && !bytes.empty() && bytes[0] == '*') {
     c.out.append(">", 1);  // frames are encoded for RESP2; RESP3 receives the same push frame
     bytes.remove_prefix(1);

@@ -69,6 +69,7 @@ struct Connection {
   bool counted_pubsub = false;          // counted in WorkerStats::pubsub_clients
   bool touched = false;                 // in the worker's list of connections to flush
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
+  TrackingFlags tracking;               // CLIENT TRACKING state (tracking.hpp; in the registry too)
   // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.
   void update_pubsub_counts(Server& server, unsigned worker);
 

@@ -368,6 +368,20 @@ const CommandSpec kClientSubcommands[] = {
      "client-id [TIMEOUT|ERROR]", "5.0.0", "O(log N) where N is the number of client connections"},
     {"help", 2, kLoading | kStale, client_help_cmd, 0, 0, 0, "connection",
      "Show helpful text about the different subcommands", "", "5.0.0"},
+    // Client-side caching (server/tracking.hpp, commands/tracking.cpp). TRACKING runs as a
+    // keyspace-wide operation: that orders it with every write (tracking.hpp, thread safety).
+    {"tracking", -3, kLoading | kStale | kKeyspaceWide, client_tracking_cmd, 0, 0, 0, "connection",
+     "Enable or disable server assisted client side caching support",
+     "ON|OFF [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] [OPTIN] [OPTOUT] "
+     "[NOLOOP]",
+     "6.0.0", "O(1). Some options may introduce additional complexity."},
+    {"caching", 3, kLoading | kStale, client_caching_cmd, 0, 0, 0, "connection",
+     "Instruct the server about tracking or not keys in the next request", "YES|NO", "6.0.0"},
+    {"getredir", 2, kLoading | kStale, client_getredir_cmd, 0, 0, 0, "connection",
+     "Get tracking notifications redirection client ID if any", "", "6.0.0"},
+    {"trackinginfo", 2, kLoading | kStale, client_trackinginfo_cmd, 0, 0, 0, "connection",
+     "Return information about server assisted client side caching for the current connection",
+     "", "6.2.0"},
 };
 
 void container_without_sub(CommandContext& ctx) {
@@ -570,7 +584,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "cluster_connections:0\r\n"
         << "maxclients:" << s.maxclients() << "\r\n"
         << "blocked_clients:0\r\n"
-        << "tracking_clients:0\r\n"
+        << "tracking_clients:" << s.tracking().clients() << "\r\n"
         << "clients_in_timeout_table:0\r\n"
         << "pubsub_clients:" << pubsub_clients << "\r\n";
     } else if (n == "memory") {
@@ -619,6 +633,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
         << "pubsub_patterns:" << s.pubsub().pattern_count() << "\r\n"
         << "pubsubshard_channels:" << s.pubsub().channel_count(true) << "\r\n"
+        << "tracking_total_keys:" << s.tracking().total_keys() << "\r\n"
+        << "tracking_total_items:" << s.tracking().total_items() << "\r\n"
+        << "tracking_total_prefixes:" << s.tracking().total_prefixes() << "\r\n"
         << "unexpected_error_replies:0\r\n"
         << "total_error_replies:" << t.errors << "\r\n"
         << "client_output_buffer_limit_disconnections:" << t.obuf_closes << "\r\n";

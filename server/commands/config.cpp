@@ -798,6 +798,8 @@ void apply(Server& s, std::size_t i, const std::string& v) {
       set_stream_node_limits(stream_node_max_entries(), std::stoull(v));
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
+    // The tracking table's bound (tracking.hpp).
+    if (n == "tracking-table-max-keys") set_tracking_max_keys(std::stoll(v));
     // The slow log and the latency monitor (monitor.hpp).
     if (n == "slowlog-log-slower-than") set_slowlog_slower_than(std::stoll(v));
     if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));

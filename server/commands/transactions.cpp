@@ -66,6 +66,7 @@ void Db::clear() {
   watches_.touch_all([&](const std::string& key) { return ks_.find(key, [](const Value&) {}); });
   ks_.clear();
   if (eviction_ != nullptr) eviction_->on_clear();
+  if (tracking_.active()) tracking_note_flush();
 }
 
 namespace {

@@ -1,0 +1,159 @@
+// CLIENT TRACKING, CLIENT CACHING, CLIENT GETREDIR and CLIENT TRACKINGINFO (Redis 7.0,
+// networking.c): option parsing and the checks in Redis's order, with its error texts. The rows
+// live in admin.cpp's CLIENT subcommand table; the mechanism is server/tracking.hpp.
+#include "server/tracking.hpp"
+
+#include <string>
+#include <vector>
+
+#include "server/commands/common.hpp"
+
+namespace kvlab::server {
+
+void client_tracking_cmd(CommandContext& ctx) {
+  std::int64_t redirect = 0;
+  bool bcast = false, optin = false, optout = false, noloop = false;
+  std::vector<std::string> prefixes;
+  for (std::size_t j = 3; j < ctx.argc(); ++j) {
+    const bool more = j + 1 < ctx.argc();
+    const std::string_view o = ctx.arg(j);
+    if (iequals(o, "redirect") && more) {
+      ++j;
+      if (redirect != 0) {
+        ctx.reply.error("ERR A client can only redirect to a single other client");
+        return;
+      }
+      if (!arg_i64(ctx, ctx.arg(j), &redirect)) return;
+      // Required to exist now, even though it may disconnect later (Redis's sanity check).
+      if (redirect <= 0 || !ctx.server.clients().find(static_cast<std::uint64_t>(redirect))) {
+        ctx.reply.error("ERR The client ID you want redirect to does not exist");
+        return;
+      }
+    } else if (iequals(o, "bcast")) {
+      bcast = true;
+    } else if (iequals(o, "optin")) {
+      optin = true;
+    } else if (iequals(o, "optout")) {
+      optout = true;
+    } else if (iequals(o, "noloop")) {
+      noloop = true;
+    } else if (iequals(o, "prefix") && more) {
+      prefixes.emplace_back(ctx.arg(++j));
+    } else {
+      ctx.reply.error(err::kSyntax);
+      return;
+    }
+  }
+  TrackingFlags& t = ctx.conn.tracking;
+  TrackingRegistry& reg = ctx.server.tracking();
+  if (iequals(ctx.arg(2), "on")) {
+    if (!bcast && !prefixes.empty()) {
+      ctx.reply.error("ERR PREFIX option requires BCAST mode to be enabled");
+      return;
+    }
+    if (t.on && t.bcast != bcast) {
+      ctx.reply.error(
+          "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+          "then re-enabling it with a different mode.");
+      return;
+    }
+    if (bcast && (optin || optout)) {
+      ctx.reply.error("ERR OPTIN and OPTOUT are not compatible with BCAST");
+      return;
+    }
+    if (optin && optout) {
+      ctx.reply.error("ERR You can't specify both OPTIN mode and OPTOUT mode");
+      return;
+    }
+    if ((optin && t.optout) || (optout && t.optin)) {
+      ctx.reply.error(
+          "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+          "then re-enabling it with a different mode.");
+      return;
+    }
+    if (bcast) {
+      if (std::string e = reg.check_prefixes(ctx.conn.id, prefixes); !e.empty()) {
+        ctx.reply.error(e);
+        return;
+      }
+    }
+    t.on = true;
+    t.bcast = bcast;
+    t.optin = optin;
+    t.optout = optout;
+    t.noloop = noloop;
+    t.redirect = static_cast<std::uint64_t>(redirect);  // CACHING is kept, as in Redis
+    reg.enable({ctx.worker.index(), ctx.conn.id}, t.redirect, bcast, noloop, prefixes);
+  } else if (iequals(ctx.arg(2), "off")) {
+    tracking_forget(ctx.server, ctx.conn);
+  } else {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  ctx.reply.ok();
+}
+
+void client_caching_cmd(CommandContext& ctx) {
+  TrackingFlags& t = ctx.conn.tracking;
+  if (!t.on) {
+    ctx.reply.error(
+        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+        "OPTOUT mode enabled");
+    return;
+  }
+  const std::string_view o = ctx.arg(2);
+  if (iequals(o, "yes")) {
+    if (!t.optin) {
+      ctx.reply.error(
+          "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+      return;
+    }
+  } else if (iequals(o, "no")) {
+    if (!t.optout) {
+      ctx.reply.error(
+          "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+      return;
+    }
+  } else {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  t.caching = true;  // for the next command (Worker::execute clears it after any non-CLIENT one)
+  ctx.reply.ok();
+}
+
+void client_getredir_cmd(CommandContext& ctx) {
+  const TrackingFlags& t = ctx.conn.tracking;
+  ctx.reply.integer(t.on ? static_cast<std::int64_t>(t.redirect) : -1);
+}
+
+void client_trackinginfo_cmd(CommandContext& ctx) {
+  const TrackingFlags& t = ctx.conn.tracking;
+  std::vector<std::string_view> flags;
+  flags.push_back(t.on ? "on" : "off");
+  if (t.bcast) flags.push_back("bcast");
+  if (t.optin) {
+    flags.push_back("optin");
+    if (t.caching) flags.push_back("caching-yes");
+  }
+  if (t.optout) {
+    flags.push_back("optout");
+    if (t.caching) flags.push_back("caching-no");
+  }
+  if (t.noloop) flags.push_back("noloop");
+  if (t.on && t.redirect != 0 && ctx.server.tracking().broken_redirect(ctx.conn.id))
+    flags.push_back("broken_redirect");
+  ctx.reply.map(3);
+  ctx.reply.bulk("flags");
+  ctx.reply.set(flags.size());
+  for (std::string_view f : flags) ctx.reply.bulk(f);
+  ctx.reply.bulk("redirect");
+  ctx.reply.integer(t.on ? static_cast<std::int64_t>(t.redirect) : -1);
+  ctx.reply.bulk("prefixes");
+  const std::vector<std::string> p =
+      t.on && t.bcast ? ctx.server.tracking().prefixes_of(ctx.conn.id) : std::vector<std::string>{};
+  ctx.reply.array(p.size());
+  for (const std::string& s : p) ctx.reply.bulk(s);
+}
+
+}  // namespace kvlab::server

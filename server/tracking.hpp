@@ -1,0 +1,170 @@
+// Client-side caching (Redis 6+/7.0 CLIENT TRACKING): the server remembers which keys a tracking
+// client read and tells it, once, when one of them changes, so the client may cache values.
+//
+// Modes (Redis 7.0 semantics, tracking.c):
+//   default  a read-only command run by a tracking connection adds (key → client id) to the
+//            tracking table *before* it reads. A modification of the key (any client, any worker,
+//            expiry, FLUSHALL/FLUSHDB) sends `invalidate [key]` to every id of the key's entry
+//            and removes the entry ("once and forget"). OPTIN: only reads right after
+//            CLIENT CACHING YES are remembered; OPTOUT: every read except right after
+//            CLIENT CACHING NO. NOLOOP: no message about a key the client itself modified.
+//   BCAST    no table: every modified key that starts with one of the client's prefixes ("" when
+//            none were given) is sent, one message per (prefix, command) with that command's
+//            matching keys, sorted and without duplicates.
+//   flush    FLUSHALL/FLUSHDB send a null invalidation to every tracking client and empty the
+//   table. bound    the table holds at most tracking-table-max-keys keys (0: no bound); remembering
+//   one
+//            more evicts keys, invalidating them for their clients, as Redis does.
+//
+// Delivery: the thread that modified keys (or evicted them) computes the messages under the
+// registry's mutex *after* its command has replied (Worker::execute calls flush(); the expiry sweep
+// too), then delivers them like pub/sub: a target on its own worker gets the bytes at once, one on
+// another worker through that worker's inbox (PubSubBatch / Worker::post, pubsub.hpp). The frame
+// carries a tag and the message kind; the receiving worker renders it for the receiving
+// connection as Redis's sendTrackingMessage does: RESP3 → push `>2 invalidate <keys>`;
+// RESP2 redirect target in pub/sub mode → `message __redis__:invalidate <keys>`; otherwise dropped.
+// A redirect whose target has gone sends `tracking-redir-broken <id>` (RESP3) to the tracking
+// client instead, and marks it (TRACKINGINFO's broken_redirect), at invalidation time as Redis.
+//
+// Why nothing stale survives (the property tests/server/tracking_test.cpp checks): a reader
+// registers key k under mu_ and then reads; a writer writes k and later, under mu_, looks k up.
+// If the writer's lock comes second it finds the reader's entry and sends an invalidation; if
+// first, its write happened before the reader's registration, hence before the read, and the
+// reader reads the new value. An invalidation reaches the reader's connection only between its
+// event batches (inbox) or after the command (local), so never before the reply to the read it
+// concerns.
+//
+// Thread safety: one mutex (mu_) guards every table. clients_ (the number of tracking clients) is
+// written under mu_ and read relaxed on every keyspace modification (Db::modified): CLIENT
+// TRACKING ON runs as a keyspace-wide operation of the atomicity layer (atomicity.hpp), so a write
+// command either finished before it (and the client reads its value) or started after it and
+// sees the count through the gate's release/acquire; a stale non-zero count after OFF only costs a
+// lookup. The thread-local outbox and pending keys belong to the thread that fills them.
+//
+// Invariants:
+//  1. items_ is the sum of the sizes of table_'s id vectors; no vector is empty, no id repeats.
+//  2. prefixes_ maps a prefix to the non-empty list of BCAST clients registered for it, and
+//     clients_map_[id].prefixes lists exactly the prefixes whose list holds id.
+//  3. clients_ == clients_map_.size().
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/pubsub.hpp"
+#include "structures/common/hash.hpp"
+
+namespace kvlab::server {
+
+class Server;
+class Worker;
+struct Connection;
+struct CommandContext;
+struct CommandSpec;
+
+// A connection's own view of its tracking state (worker-local; mirrored in the registry).
+struct TrackingFlags {
+  bool on = false, bcast = false, optin = false, optout = false, noloop = false;
+  bool caching = false;  // CLIENT CACHING YES/NO given: applies to the next command
+  std::uint64_t redirect = 0;
+};
+
+class TrackingRegistry {
+ public:
+  // True when some client tracks: the one load the write path pays when nobody does.
+  bool active() const {
+    // relaxed: see "Thread safety" above (ON runs as a keyspace-wide operation).
+    return clients_.load(std::memory_order_relaxed) != 0;
+  }
+
+  // CLIENT TRACKING ON after its checks: (re)registers client `self` (prefixes are added to those
+  // it has, as in Redis).
+  void enable(SubscriberRef self, std::uint64_t redirect, bool bcast, bool noloop,
+              const std::vector<std::string>& prefixes);
+  // CLIENT TRACKING OFF, or the connection closes. Table entries naming it are dropped lazily.
+  void disable(std::uint64_t id);
+  // The Redis error text when one of `prefixes` overlaps an existing prefix of `id` or another
+  // given prefix; empty when none.
+  std::string check_prefixes(std::uint64_t id, const std::vector<std::string>& prefixes);
+  // TRACKINGINFO's prefixes and broken flag.
+  std::vector<std::string> prefixes_of(std::uint64_t id);
+  bool broken_redirect(std::uint64_t id);
+
+  // Default mode: remembers that client `id` reads `keys` (before it reads them).
+  void remember(Server& server, std::uint64_t id, std::span<const std::string_view> keys);
+
+  // INFO.
+  std::size_t clients() const { return clients_.load(std::memory_order_relaxed); }
+  std::size_t total_keys();
+  std::size_t total_items();
+  std::size_t total_prefixes();
+
+  // Called by flush(): computes the messages for keys modified by client `origin` (0: none), and
+  // the null invalidation when `flushed`, into the calling thread's outbox.
+  void invalidate(Server& server, std::uint64_t origin, const std::vector<std::string>& keys,
+                  bool flushed);
+
+ private:
+  struct Client {
+    unsigned worker = 0;
+    std::uint64_t redirect = 0;
+    bool bcast = false, noloop = false, broken = false;
+    std::vector<std::string> prefixes;
+  };
+  // REQUIRES: mu_. Queues one message about `keys_resp` (an encoded array, or "" for the null
+  // invalidation) for client id.
+  void send_locked(Server& server, std::uint64_t id, Client& c, std::string_view keys_resp);
+  // REQUIRES: mu_. Removes key's entry and queues its invalidations.
+  void invalidate_key_locked(Server& server, std::uint64_t origin, std::string_view key);
+
+  std::mutex mu_;
+  std::unordered_map<std::uint64_t, Client> clients_map_;
+  std::unordered_map<std::string, std::vector<std::uint64_t>, kvlab::StringHash,
+                     kvlab::StringEqual>
+      table_;              // default mode: key → ids of the clients that read it
+  std::size_t items_ = 0;  // invariant 1
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> prefixes_;  // BCAST
+  std::atomic<std::uint32_t> clients_{0};  // invariant 3; written under mu_
+};
+
+// tracking-table-max-keys (CONFIG SET): relaxed, an independent setting.
+void set_tracking_max_keys(std::int64_t n);
+
+// Db::modified / Db::clear on the calling thread: remember the key (or the flush) for flush().
+void tracking_note_modified(std::string_view key);
+void tracking_note_flush();
+// Whether the calling thread has tracking work to flush: a plain thread-local read, inline,
+// because Worker::execute asks after every command.
+inline thread_local bool t_tracking_pending = false;
+inline bool tracking_pending() {
+  return t_tracking_pending;
+}
+// Sends what the calling thread noted (origin: the connection whose command ran, 0 for none).
+void tracking_flush(Server& server, Worker& self, std::uint64_t origin);
+
+// dispatch(): a tracking connection runs a read-only command; remembers its keys when its mode
+// says so (default mode, OPTIN after CACHING YES, OPTOUT unless CACHING NO).
+void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd);
+
+// The tag that starts a tracking frame inside a PubSubFrame (Worker::deliver renders it).
+inline constexpr char kTrackingFrameTag = '\x01';
+// Worker::deliver: the bytes to append to connection c for a tracking frame; false to drop.
+bool tracking_render(const Connection& c, std::string_view frame, std::string* out);
+
+// CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO handlers (server/commands/tracking.cpp),
+// and the close hook.
+void client_tracking_cmd(CommandContext& ctx);
+void client_caching_cmd(CommandContext& ctx);
+void client_getredir_cmd(CommandContext& ctx);
+void client_trackinginfo_cmd(CommandContext& ctx);
+void tracking_forget(Server& server, Connection& c);
+
+}  // namespace kvlab::server
