@@ -460,7 +460,7 @@ bool Eviction::delete_key(Db& db, Atomicity& gate, unsigned w, const std::string
     if (done) *bytes = estimate_bytes(key, *v);
     return done ? Update<Value>::erase() : Update<Value>::keep();
   });
-  gate.end_single(stripe);
+  gate.end_single(w, stripe);
   return done;
 }
 
