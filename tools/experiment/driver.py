@@ -238,6 +238,12 @@ def finish(ses, exp, a, rows, summary, params):
             cols.insert(cols.index("repeat"), extra)
     ses.write_csv("results.csv", cols, rows)
     ses.write_csv("summary.csv", experiments.SUMMARY_COLUMNS, summary)
+    # The figures and report.md are drawn from summary.csv as written (rounded), exactly as
+    # `kvlab experiment report` redraws them: from the unrounded values, a ratio on a rounding
+    # boundary printed differently in the two (the quick test caught it once in a few runs).
+    import csv
+    with open(os.path.join(ses.dir, "summary.csv"), newline="") as f:
+        summary = [{k: _cell(v) for k, v in r.items()} for r in csv.DictReader(f)]
     manifest = ses.manifest("ok", parameters=params)
     ses.write_json("manifest.json", manifest)
     figs = []
