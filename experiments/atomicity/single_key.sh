@@ -6,6 +6,9 @@
 #
 #   experiments/atomicity/single_key.sh BASE_SERVER [ROUNDS] [REQUESTS] [THREADS]
 #       defaults: 5 rounds, 2,000,000 requests per measurement, --threads 2
+#   GATELESS=PATH adds a server built from this tree with Atomicity::begin_single() returning at
+#   once (no gate on single-key commands): it separates the gate's cost from that of everything
+#   else added since BASE.
 #
 # Output: experiments/results/atomicity/TIMESTAMP-single-key/results.csv (one row per round,
 # server and command) and summary.txt (medians over the rounds; req/CPU-s relative to BASE).
@@ -30,9 +33,12 @@ echo "redis-benchmark ${bench[*]} -t set|get -p PORT; servers: --threads $thread
 echo "round,server,command,requests,seconds,req_per_s,cpu_s,req_per_cpu_s" > "$out/results.csv"
 hz=$(getconf CLK_TCK)
 for r in $(seq "$rounds"); do
-  for s in base key-locks global stripes; do
+  servers=(base)
+  [ -n "${GATELESS:-}" ] && servers+=(gateless)
+  for s in "${servers[@]}" key-locks global stripes; do
     port=$(free_port)
     if [ "$s" = base ]; then "$base" --port "$port" --threads "$threads" >/dev/null 2>&1 &
+    elif [ "$s" = gateless ]; then "$GATELESS" --port "$port" --threads "$threads" >/dev/null 2>&1 &
     else "$server" --port "$port" --threads "$threads" --atomicity "$s" >/dev/null 2>&1 &
     fi
     pid=$!
@@ -56,18 +62,23 @@ for key in {(r["server"], r["command"]) for r in rows}:
     sel = [r for r in rows if (r["server"], r["command"]) == key]
     med[key] = (statistics.median(float(r["req_per_s"]) for r in sel),
                 statistics.median(float(r["req_per_cpu_s"]) for r in sel))
-# Per-round ratios to the base server, then their median (pairs measured minutes apart at most).
-def ratio(s, c):
+# Per-round ratios to a reference server, then their median (pairs measured minutes apart at most).
+def ratio(s, c, ref="base"):
     rs = []
     for rnd in {r["round"] for r in rows}:
         get = lambda srv: [float(r["req_per_cpu_s"]) for r in rows
                            if r["round"] == rnd and r["server"] == srv and r["command"] == c][0]
-        rs.append(get(s) / get("base"))
+        rs.append(get(s) / get(ref))
     return statistics.median(rs)
-print(f"{'command':8}{'server':12}{'req/s':>12}{'req/CPU-s':>12}{'vs base':>10}")
+gateless = any(r["server"] == "gateless" for r in rows)
+print(f"{'command':8}{'server':12}{'req/s':>12}{'req/CPU-s':>12}{'vs base':>10}"
+      + (f"{'vs gateless':>13}" if gateless else ""))
 for c in ("set", "get"):
-    for s in ("base", "key-locks", "global", "stripes"):
+    for s in ("base",) + (("gateless",) if gateless else ()) + ("key-locks", "global", "stripes"):
         q, e = med[(s, c)]
-        print(f"{c:8}{s:12}{q:12.0f}{e:12.0f}{ratio(s, c):9.2f}x")
+        line = f"{c:8}{s:12}{q:12.0f}{e:12.0f}{ratio(s, c):9.2f}x"
+        if gateless:
+            line += f"{ratio(s, c, 'gateless'):12.2f}x"
+        print(line)
 PY
 cat "$out/summary.txt"
