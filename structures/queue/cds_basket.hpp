@@ -9,17 +9,20 @@
 #include <cds/gc/hp.h>
 
 #include <cstddef>
-#include <optional>
 
-#include "structures/common/cds_runtime.hpp"
 #include "structures/keyspace.hpp"
+#include "structures/queue/cds_hp_queue.hpp"
 
 namespace kvlab::queue {
 
+struct CdsBasketTraits : public cds::container::basket_queue::traits {
+  using item_counter = cds::atomicity::item_counter;
+};
+
 template <class T>
-class CdsBasket {
+class CdsBasket
+    : public CdsHpQueue<cds::container::BasketQueue<cds::gc::HP, T, CdsBasketTraits>, T> {
  public:
-  using value_type = T;
   static constexpr BackendTraits kTraits{
       .name = "queue/cds-basket",
       .family = "queue",
@@ -31,30 +34,7 @@ class CdsBasket {
   };
 
   CdsBasket() : CdsBasket(QueueOptions{}) {}
-  explicit CdsBasket(const QueueOptions&) : attach_() {}
-  ~CdsBasket() { cds_runtime::ensure_attached(); }
-
-  bool push(const T& value) {
-    cds_runtime::ensure_attached();
-    return queue_.enqueue(value);
-  }
-  std::optional<T> try_pop() {
-    cds_runtime::ensure_attached();
-    T v{};
-    if (!queue_.dequeue(v)) return std::nullopt;
-    return v;
-  }
-  std::size_t size_approx() { return queue_.size(); }
-
- private:
-  struct Attach {
-    Attach() { cds_runtime::ensure_attached(); }
-  };
-  struct Traits : public cds::container::basket_queue::traits {
-    using item_counter = cds::atomicity::item_counter;
-  };
-  Attach attach_;
-  cds::container::BasketQueue<cds::gc::HP, T, Traits> queue_;
+  explicit CdsBasket(const QueueOptions&) : CdsBasket::CdsHpQueue() {}
 };
 
 static_assert(ConcurrentQueue<CdsBasket<int>>);

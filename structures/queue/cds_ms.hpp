@@ -9,17 +9,19 @@
 #include <cds/gc/hp.h>
 
 #include <cstddef>
-#include <optional>
 
-#include "structures/common/cds_runtime.hpp"
 #include "structures/keyspace.hpp"
+#include "structures/queue/cds_hp_queue.hpp"
 
 namespace kvlab::queue {
 
+struct CdsMsTraits : public cds::container::msqueue::traits {
+  using item_counter = cds::atomicity::item_counter;
+};
+
 template <class T>
-class CdsMs {
+class CdsMs : public CdsHpQueue<cds::container::MSQueue<cds::gc::HP, T, CdsMsTraits>, T> {
  public:
-  using value_type = T;
   static constexpr BackendTraits kTraits{
       .name = "queue/cds-ms",
       .family = "queue",
@@ -31,30 +33,7 @@ class CdsMs {
   };
 
   CdsMs() : CdsMs(QueueOptions{}) {}
-  explicit CdsMs(const QueueOptions&) : attach_() {}
-  ~CdsMs() { cds_runtime::ensure_attached(); }
-
-  bool push(const T& value) {
-    cds_runtime::ensure_attached();
-    return queue_.enqueue(value);
-  }
-  std::optional<T> try_pop() {
-    cds_runtime::ensure_attached();
-    T v{};
-    if (!queue_.dequeue(v)) return std::nullopt;
-    return v;
-  }
-  std::size_t size_approx() { return queue_.size(); }
-
- private:
-  struct Attach {
-    Attach() { cds_runtime::ensure_attached(); }
-  };
-  struct Traits : public cds::container::msqueue::traits {
-    using item_counter = cds::atomicity::item_counter;
-  };
-  Attach attach_;
-  cds::container::MSQueue<cds::gc::HP, T, Traits> queue_;
+  explicit CdsMs(const QueueOptions&) : CdsMs::CdsHpQueue() {}
 };
 
 static_assert(ConcurrentQueue<CdsMs<int>>);

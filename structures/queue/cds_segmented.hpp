@@ -10,17 +10,20 @@
 #include <cds/gc/hp.h>
 
 #include <cstddef>
-#include <optional>
 
-#include "structures/common/cds_runtime.hpp"
 #include "structures/keyspace.hpp"
+#include "structures/queue/cds_hp_queue.hpp"
 
 namespace kvlab::queue {
 
+struct CdsSegmentedTraits : public cds::container::segmented_queue::traits {
+  using item_counter = cds::atomicity::item_counter;
+};
+
 template <class T>
-class CdsSegmented {
+class CdsSegmented
+    : public CdsHpQueue<cds::container::SegmentedQueue<cds::gc::HP, T, CdsSegmentedTraits>, T> {
  public:
-  using value_type = T;
   static constexpr std::size_t kQuasiFactor = 16;
   static constexpr BackendTraits kTraits{
       .name = "queue/cds-segmented",
@@ -33,30 +36,7 @@ class CdsSegmented {
   };
 
   CdsSegmented() : CdsSegmented(QueueOptions{}) {}
-  explicit CdsSegmented(const QueueOptions&) : attach_(), queue_(kQuasiFactor) {}
-  ~CdsSegmented() { cds_runtime::ensure_attached(); }
-
-  bool push(const T& value) {
-    cds_runtime::ensure_attached();
-    return queue_.enqueue(value);
-  }
-  std::optional<T> try_pop() {
-    cds_runtime::ensure_attached();
-    T v{};
-    if (!queue_.dequeue(v)) return std::nullopt;
-    return v;
-  }
-  std::size_t size_approx() { return queue_.size(); }
-
- private:
-  struct Attach {
-    Attach() { cds_runtime::ensure_attached(); }
-  };
-  struct Traits : public cds::container::segmented_queue::traits {
-    using item_counter = cds::atomicity::item_counter;
-  };
-  Attach attach_;
-  cds::container::SegmentedQueue<cds::gc::HP, T, Traits> queue_;
+  explicit CdsSegmented(const QueueOptions&) : CdsSegmented::CdsHpQueue(kQuasiFactor) {}
 };
 
 static_assert(ConcurrentQueue<CdsSegmented<int>>);

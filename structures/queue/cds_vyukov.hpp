@@ -33,7 +33,8 @@ class CdsVyukov {
   };
 
   CdsVyukov() : CdsVyukov(QueueOptions{}) {}
-  explicit CdsVyukov(const QueueOptions& o) : queue_(std::bit_ceil(o.capacity < 2 ? 2 : o.capacity)) {}
+  explicit CdsVyukov(const QueueOptions& o)
+      : queue_(std::bit_ceil(o.capacity < 2 ? 2 : o.capacity)) {}
 
   bool push(const T& value) { return queue_.enqueue(value); }
   std::optional<T> try_pop() {

@@ -132,7 +132,8 @@ class Kvlab {
       if (d >= kCells) {
         // acquire: pairs with the release CAS that linked the successor; it is initialized.
         Segment* next = s->next.load(std::memory_order_acquire);
-        if (next == nullptr) return std::nullopt;  // tail segment exhausted, successor not yet linked
+        if (next == nullptr)
+          return std::nullopt;  // tail segment exhausted, successor not yet linked
         // tail_ must never point at a retired segment: move it along first (invariant 2).
         advance(tail_, s, next);
         if (advance(head_, s, next)) reclaim::retire(s);
@@ -181,8 +182,10 @@ class Kvlab {
     Segment* h = head_.load(std::memory_order_acquire);
     Segment* t = tail_.load(std::memory_order_acquire);
     // relaxed: an estimate.
-    const std::uint64_t deq = h->id * kCells + std::min(h->deq.load(std::memory_order_relaxed), kCells);
-    const std::uint64_t enq = t->id * kCells + std::min(t->enq.load(std::memory_order_relaxed), kCells);
+    const std::uint64_t deq =
+        h->id * kCells + std::min(h->deq.load(std::memory_order_relaxed), kCells);
+    const std::uint64_t enq =
+        t->id * kCells + std::min(t->enq.load(std::memory_order_relaxed), kCells);
     return enq > deq ? static_cast<std::size_t>(enq - deq) : 0;
   }
 
