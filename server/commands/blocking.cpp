@@ -81,7 +81,6 @@ struct Spec {
   bool left = true;     // lists: pop side; zsets: true = min
   bool to_left = true;  // BLMOVE: push side
   std::size_t count = 1;
-  bool has_count = false;
   std::int64_t timeout_ms = 0;  // 0: forever
   std::vector<std::string_view> keys;
   std::string_view dst;
@@ -101,27 +100,6 @@ bool parse_timeout(std::string_view s, std::int64_t* ms, std::string* error) {
     return false;
   }
   *ms = static_cast<std::int64_t>(t);
-  return true;
-}
-
-// [COUNT count] after the side, read as Redis reads it: a COUNT with a value is checked before
-// anything after it is found to be extra.
-bool parse_count_option(std::span<const std::string_view> argv, std::size_t i, Spec* s,
-                        std::string* error) {
-  for (; i < argv.size(); ++i) {
-    if (!s->has_count && iequals(argv[i], "count") && i + 1 < argv.size()) {
-      std::int64_t n = 0;
-      if (!parse_i64(argv[++i], &n) || n <= 0) {
-        *error = "ERR count should be greater than 0";
-        return false;
-      }
-      s->count = static_cast<std::size_t>(n);
-      s->has_count = true;
-    } else {
-      *error = std::string(err::kSyntax);
-      return false;
-    }
-  }
   return true;
 }
 
@@ -161,26 +139,17 @@ bool parse_spec(std::span<const std::string_view> argv, Spec* s, std::string* er
   const bool zset = name == "bzmpop";
   s->kind = zset ? Kind::kZMultiPop : Kind::kMultiPop;
   // As Redis: numkeys, the side and COUNT are checked before the timeout.
-  std::int64_t n = 0;
-  if (!parse_i64(argv[2], &n) || n <= 0) {
-    *error = "ERR numkeys should be greater than 0";
+  MultiPopArgs m;
+  const std::string_view e =
+      parse_multi_pop(argv, 2, zset ? "min" : "left", zset ? "max" : "right", &m);
+  if (!e.empty()) {
+    *error = std::string(e);
     return false;
   }
-  if (static_cast<std::uint64_t>(n) > argv.size() - 4) {
-    *error = std::string(err::kSyntax);
-    return false;
-  }
-  s->keys.assign(argv.begin() + 3, argv.begin() + 3 + n);
-  const std::string_view where = argv[3 + n];
-  if (iequals(where, zset ? "min" : "left")) {
-    s->left = true;
-  } else if (iequals(where, zset ? "max" : "right")) {
-    s->left = false;
-  } else {
-    *error = std::string(err::kSyntax);
-    return false;
-  }
-  return parse_count_option(argv, 4 + n, s, error) && parse_timeout(argv[1], &s->timeout_ms, error);
+  s->keys.assign(argv.begin() + m.first_key, argv.begin() + m.end_key);
+  s->left = m.first_side;
+  s->count = static_cast<std::size_t>(m.count);
+  return parse_timeout(argv[1], &s->timeout_ms, error);
 }
 
 enum class Pop { kDone, kEmpty, kWrongType, kDstWrongType };

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "server/command.hpp"
@@ -139,6 +140,42 @@ inline std::string lower_name(std::string_view s) {
   std::string out;
   to_lower(s, &out);
   return out;
+}
+
+// The tail "numkeys key [key ...] SIDE [COUNT count]" of LMPOP, ZMPOP, BLMPOP and BZMPOP, with
+// numkeys at argv[at]. Checked in Redis's order, with its texts: numkeys, then the side (`first`
+// or `second`, any case), then COUNT (at most once). Returns the error reply's text, or an empty
+// view when the arguments are good.
+struct MultiPopArgs {
+  std::size_t first_key = 0;  // the keys are argv[first_key, end_key)
+  std::size_t end_key = 0;
+  bool first_side = false;  // LEFT or MIN
+  std::int64_t count = 1;
+  bool has_count = false;
+};
+inline std::string_view parse_multi_pop(std::span<const std::string_view> argv, std::size_t at,
+                                        std::string_view first, std::string_view second,
+                                        MultiPopArgs* out) {
+  std::int64_t numkeys = 0;
+  if (!parse_i64(argv[at], &numkeys) || numkeys < 1) return err::kNumkeysPositive;
+  // The keys and the side must fit after numkeys.
+  if (static_cast<std::uint64_t>(numkeys) >= argv.size() - at - 1) return err::kSyntax;
+  out->first_key = at + 1;
+  out->end_key = out->first_key + static_cast<std::size_t>(numkeys);
+  const std::string_view side = argv[out->end_key];
+  if (iequals(side, first)) {
+    out->first_side = true;
+  } else if (iequals(side, second)) {
+    out->first_side = false;
+  } else {
+    return err::kSyntax;
+  }
+  for (std::size_t j = out->end_key + 1; j < argv.size(); ++j) {
+    if (out->has_count || !iequals(argv[j], "count") || j + 1 == argv.size()) return err::kSyntax;
+    if (!parse_i64(argv[++j], &out->count) || out->count < 1) return err::kCountPositive;
+    out->has_count = true;
+  }
+  return {};
 }
 
 }  // namespace kvlab::server

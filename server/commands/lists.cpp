@@ -420,38 +420,14 @@ void rpoplpush_cmd(CommandContext& ctx) { move_generic(ctx, false, true); }
 // [key, [element, ...]], or a nil array when every list is empty. Errors in Redis's order and
 // texts: numkeys, then LEFT|RIGHT, then COUNT, then the keys. (BLMPOP is the blocking form.)
 void lmpop_cmd(CommandContext& ctx) {
-  std::int64_t numkeys = 0;
-  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
-    ctx.reply.error(err::kNumkeysPositive);
+  MultiPopArgs m;
+  if (const std::string_view e = parse_multi_pop(ctx.argv, 1, "left", "right", &m); !e.empty()) {
+    ctx.reply.error(e);
     return;
   }
-  if (numkeys >= static_cast<std::int64_t>(ctx.argc()) - 2) {  // no room for LEFT|RIGHT
-    ctx.reply.error(err::kSyntax);
-    return;
-  }
-  const std::size_t where_at = 2 + static_cast<std::size_t>(numkeys);
-  bool left = false;
-  if (iequals(ctx.arg(where_at), "left")) {
-    left = true;
-  } else if (!iequals(ctx.arg(where_at), "right")) {
-    ctx.reply.error(err::kSyntax);
-    return;
-  }
-  std::int64_t count = -1;
-  for (std::size_t j = where_at + 1; j < ctx.argc(); ++j) {
-    if (count == -1 && iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
-      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1) {
-        ctx.reply.error(err::kCountPositive);
-        return;
-      }
-      ++j;
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return;
-    }
-  }
-  if (count == -1) count = 1;
-  for (std::size_t k = 2; k < where_at; ++k) {
+  const bool left = m.first_side;
+  const std::int64_t count = m.count;
+  for (std::size_t k = m.first_key; k < m.end_key; ++k) {
     const Access a = write_container<ListObject>(ctx, ctx.arg(k), false, [&](List& l) {
       const std::size_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), l.size());
       ctx.reply.array(2);

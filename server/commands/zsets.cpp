@@ -912,38 +912,14 @@ void zrandmember_cmd(CommandContext& ctx) {
 // [key, [[member, score], ...]] (nested pairs even in RESP2), or a nil array when every key is
 // empty. Errors in Redis's order and texts: numkeys, then MIN|MAX, then COUNT, then the keys.
 void zmpop_cmd(CommandContext& ctx) {
-  std::int64_t numkeys = 0;
-  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
-    ctx.reply.error(err::kNumkeysPositive);
+  MultiPopArgs m;
+  if (const std::string_view e = parse_multi_pop(ctx.argv, 1, "min", "max", &m); !e.empty()) {
+    ctx.reply.error(e);
     return;
   }
-  if (numkeys >= static_cast<std::int64_t>(ctx.argc()) - 2) {  // no room for MIN|MAX
-    ctx.reply.error(err::kSyntax);
-    return;
-  }
-  const std::size_t where_at = 2 + static_cast<std::size_t>(numkeys);
-  bool max = false;
-  if (iequals(ctx.arg(where_at), "max")) {
-    max = true;
-  } else if (!iequals(ctx.arg(where_at), "min")) {
-    ctx.reply.error(err::kSyntax);
-    return;
-  }
-  std::int64_t count = -1;
-  for (std::size_t j = where_at + 1; j < ctx.argc(); ++j) {
-    if (count == -1 && iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
-      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1) {
-        ctx.reply.error(err::kCountPositive);
-        return;
-      }
-      ++j;
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return;
-    }
-  }
-  if (count == -1) count = 1;
-  for (std::size_t k = 2; k < where_at; ++k) {
+  const bool max = !m.first_side;
+  const std::int64_t count = m.count;
+  for (std::size_t k = m.first_key; k < m.end_key; ++k) {
     std::vector<std::pair<std::string, double>> popped;
     const Access a = write_container<ZSetObject>(ctx, ctx.arg(k), false, [&](ZSet& z) {
       const std::size_t m = std::min<std::size_t>(static_cast<std::size_t>(count), z.size());
