@@ -56,6 +56,10 @@ struct Connection {
   int resp = 2;  // protocol version, 2 or 3 (HELLO switches it; ReplyWriter encodes for it)
   bool close_after_reply = false;  // QUIT or a protocol error: close once `out` is flushed
   bool paused = false;             // input not processed because `out` is above kOutputPauseBytes
+  // Shutdown only (Worker::drain_and_close_all): replies flushed and FIN sent; the connection
+  // stays open, input discarded, until the client has acknowledged every byte or closed.
+  bool write_shut = false;
+  int unacked = -1;  // bytes the client had not acknowledged at the last look (SIOCOUTQ)
   std::uint32_t interest = 0;      // epoll events currently registered
   std::shared_ptr<ClientInfo> info;
   std::vector<std::string_view> argv;  // scratch, reused across commands
@@ -181,6 +185,7 @@ class Worker {
   std::atomic<std::size_t> conns_{0};  // single writer: this worker
   // --prefetch on and a backend that acts on the keyspace's prefetch hint (set in run()).
   bool prefetch_ = false;
+  bool shutting_down_ = false;  // in drain_and_close_all: flush() half-closes, not closes
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::unordered_set<Connection*> all_;      // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
