@@ -120,6 +120,7 @@ struct ClientInfo {
   // relaxed: subscriptions (channels, patterns, shard channels), for CLIENT LIST
   std::atomic<std::uint32_t> sub{0}, psub{0}, ssub{0};
   std::atomic<int> resp{2};  // relaxed: protocol version, for CLIENT LIST
+  std::atomic<bool> blocked{false};  // relaxed: in a blocking command (CLIENT LIST's flag b)
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };

@@ -882,6 +882,7 @@ void Connection::update_pubsub_counts(Server& server, unsigned worker) {
 void Worker::block(Connection& conn, std::shared_ptr<BlockedClient> b) {
   if (b->deadline_ms != 0) block_timeouts_.push(BlockTimeout{b->deadline_ms, conn.id, b.get()});
   conn.blocked = std::move(b);
+  conn.info->blocked.store(true, std::memory_order_relaxed);
 }
 
 void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply) {
@@ -895,6 +896,7 @@ void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::st
 
 void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) {
   c.blocked.reset();
+  c.info->blocked.store(false, std::memory_order_relaxed);
   c.out.append(reply);
   if (!c.touched) {
     c.touched = true;

@@ -188,22 +188,28 @@ bool is_pubsub_client(const ClientInfo& c) {
 
 std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   // REQUIRES: the registry lock is held (name, lib_name, lib_ver).
+  // Flags in Redis's order: P (pub/sub), b (blocked); N when none.
+  char flags[4];
+  char* f = flags;
+  if (is_pubsub_client(c)) *f++ = 'P';
+  if (c.blocked.load(std::memory_order_relaxed)) *f++ = 'b';
+  if (f == flags) *f++ = 'N';
+  *f = '\0';
   const std::int64_t age = (now_ms - c.created_ms) / 1000;
   const std::int64_t idle = (now_ms - c.last_ms.load(std::memory_order_relaxed)) / 1000;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
-                "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-                "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d "
-                "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
-                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
-                c.name.c_str(), static_cast<long long>(age),
-                static_cast<long long>(idle < 0 ? 0 : idle), is_pubsub_client(c) ? "P" : "N",
-                c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
-                c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
-                c.obuf.load(std::memory_order_relaxed), last_cmd_name(c),
-                c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
-                c.lib_ver.c_str(), c.worker);
+  std::snprintf(
+      buf, sizeof buf,
+      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
+      "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+      "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d "
+      "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
+      static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
+      static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle), flags,
+      c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
+      c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
+      c.obuf.load(std::memory_order_relaxed), last_cmd_name(c),
+      c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -583,7 +589,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       o << "connected_clients:" << s.connected_clients() << "\r\n"
         << "cluster_connections:0\r\n"
         << "maxclients:" << s.maxclients() << "\r\n"
-        << "blocked_clients:0\r\n"
+        << "blocked_clients:" << s.blocking().blocked_clients() << "\r\n"
         << "tracking_clients:" << s.tracking().clients() << "\r\n"
         << "clients_in_timeout_table:0\r\n"
         << "pubsub_clients:" << pubsub_clients << "\r\n";

@@ -38,11 +38,14 @@ void send(Client& c, const V& args) {
 
 // Clients whose last command was a blocking one (CLIENT LIST's cmd=).
 int count_blocked(Client& c) {
+  // CLIENT LIST's flag b, as Redis shows it: in a blocking command now (cmd= names the last
+  // command, which stays BLPOP after the wait has ended).
   const std::string list = c("CLIENT LIST").str;
   int count = 0;
-  for (const char* cmd : {"cmd=blpop ", "cmd=brpop ", "cmd=blmove ", "cmd=brpoplpush ",
-                          "cmd=blmpop ", "cmd=bzpopmin ", "cmd=bzpopmax ", "cmd=bzmpop "}) {
-    for (std::size_t p = list.find(cmd); p != std::string::npos; p = list.find(cmd, p + 1)) ++count;
+  for (std::size_t p = list.find(" flags="); p != std::string::npos;
+       p = list.find(" flags=", p + 1)) {
+    const std::size_t end = list.find(' ', p + 1);
+    if (list.substr(p, end - p).find('b') != std::string::npos) ++count;
   }
   return count;
 }
@@ -165,11 +168,13 @@ TEST_SUITE("server") {
     const long long id = w("CLIENT ID").integer;
     send(w, {"BLPOP", "q", "0"});
     REQUIRE(wait_blocked(admin, 1));
+    CHECK(admin("INFO clients").str.find("\r\nblocked_clients:1\r\n") != std::string::npos);
     CHECK(admin("CLIENT UNBLOCK " + std::to_string(id) + " FOO").str ==
           "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
     CHECK(admin("CLIENT UNBLOCK " + std::to_string(id)).integer == 1);
     CHECK(w.get_reply().is_nil());
     CHECK(admin("CLIENT UNBLOCK " + std::to_string(id)).integer == 0);  // not blocked any more
+    CHECK(admin("INFO clients").str.find("\r\nblocked_clients:0\r\n") != std::string::npos);
     send(w, {"BZPOPMIN", "z", "0"});
     REQUIRE(wait_blocked(admin, 1));
     CHECK(admin("CLIENT UNBLOCK " + std::to_string(id) + " ERROR").integer == 1);
