@@ -42,11 +42,8 @@ ldflags=(-fsanitize=fuzzer,address,undefined)
 
 # The server library without main.cpp and keyspace_factory.cpp (tests/fuzz/fuzz_keyspace.cpp
 # stands in for it), and the structures it needs (not registry.cpp: it instantiates every backend).
-server_srcs=(server/server.cpp server/worker.cpp server/command_table.cpp server/container.cpp
-  server/pubsub.cpp server/monitor.cpp server/atomicity.cpp server/scripting.cpp server/cluster.cpp
-  server/cluster_migration.cpp
-  server/rdb.cpp server/resp_parser.cpp server/strings_util.cpp
-  $(cd "$root" && ls server/commands/*.cpp)
+server_srcs=($(cd "$root" && ls server/*.cpp server/commands/*.cpp |
+                grep -v -e '^server/main\.cpp$' -e '^server/keyspace_factory\.cpp$')
   structures/common/cds_runtime.cpp structures/common/hash.cpp structures/common/pool.cpp
   structures/reclaim/epoch.cpp tests/fuzz/fuzz_keyspace.cpp)
 declare -A sources=(
