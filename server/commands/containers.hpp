@@ -13,9 +13,12 @@
 #pragma once
 
 #include <mutex>
+#include <random>
 #include <string_view>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "server/commands/common.hpp"
 #include "server/container.hpp"
@@ -132,6 +135,40 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
     retire_if_empty();
     return Access::kOk;
   }
+}
+
+// ---- Random members (SPOP, SRANDMEMBER, ZRANDMEMBER)
+
+// A uniform index in [0, n); n > 0. One generator per thread.
+inline std::size_t random_below(std::size_t n) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+}
+
+// A negative SRANDMEMBER/ZRANDMEMBER count is a reply length; kvlab refuses lengths beyond this
+// (Redis does not).
+inline constexpr std::int64_t kMaxRandomReply = 10'000'000;
+
+// want distinct positions of [0, size), in random order; want < size. Rejection sampling when
+// few are wanted, else a partial Fisher-Yates shuffle: O(want) expected either way.
+inline std::vector<std::size_t> distinct_positions(std::size_t size, std::size_t want) {
+  std::vector<std::size_t> picks;
+  picks.reserve(want);
+  if (want * 4 <= size) {
+    std::unordered_set<std::size_t> seen;
+    while (picks.size() < want) {
+      const std::size_t i = random_below(size);
+      if (seen.insert(i).second) picks.push_back(i);
+    }
+  } else {
+    std::vector<std::size_t> all(size);
+    for (std::size_t i = 0; i < size; ++i) all[i] = i;
+    for (std::size_t k = 0; k < want; ++k) {
+      std::swap(all[k], all[k + random_below(size - k)]);
+      picks.push_back(all[k]);
+    }
+  }
+  return picks;
 }
 
 }  // namespace kvlab::server

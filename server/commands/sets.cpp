@@ -23,14 +23,6 @@ namespace {
 
 using U = Update<Value>;
 
-std::mt19937_64& rng() {
-  thread_local std::mt19937_64 g{std::random_device{}()};
-  return g;
-}
-std::size_t random_below(std::size_t n) {
-  return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng());
-}
-
 void sadd_cmd(CommandContext& ctx) {
   std::int64_t added = 0;
   const Access a = write_container<SetObject>(ctx, ctx.arg(1), true, [&](MemberSet& s) {
@@ -119,10 +111,6 @@ void spop_cmd(CommandContext& ctx) {
   for (const auto& m : popped) ctx.reply.bulk(m);
 }
 
-// A negative SRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does
-// not).
-constexpr std::int64_t kMaxRandomReply = 10'000'000;
-
 // SRANDMEMBER key [count]: count > 0 distinct members, count < 0 |count| members with repeats.
 void srandmember_cmd(CommandContext& ctx) {
   if (ctx.argc() > 3) {
@@ -158,23 +146,7 @@ void srandmember_cmd(CommandContext& ctx) {
       for (std::size_t i = 0; i < size; ++i) ctx.reply.bulk(s.at(i));
       return;
     }
-    // Distinct positions: rejection sampling when few are wanted, else a partial shuffle.
-    std::vector<std::size_t> picks;
-    picks.reserve(want);
-    if (want * 4 <= size) {
-      std::unordered_set<std::size_t> seen;
-      while (picks.size() < want) {
-        const std::size_t i = random_below(size);
-        if (seen.insert(i).second) picks.push_back(i);
-      }
-    } else {
-      std::vector<std::size_t> all(size);
-      for (std::size_t i = 0; i < size; ++i) all[i] = i;
-      for (std::size_t k = 0; k < want; ++k) {
-        std::swap(all[k], all[k + random_below(size - k)]);
-        picks.push_back(all[k]);
-      }
-    }
+    const std::vector<std::size_t> picks = distinct_positions(size, want);
     ctx.reply.array(want);
     for (std::size_t i : picks) ctx.reply.bulk(s.at(i));
   });

@@ -823,15 +823,6 @@ void zintercard_cmd(CommandContext& ctx) {
 
 // ----------------------------------------------------------------------- ZRANDMEMBER, ZMPOP
 
-std::size_t random_below(std::size_t n) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
-}
-
-// A negative ZRANDMEMBER count is a reply length; kvlab refuses lengths beyond this (Redis does
-// not; SRANDMEMBER has the same limit).
-constexpr std::int64_t kMaxRandomReply = 10'000'000;
-
 // ZRANDMEMBER key [count [WITHSCORES]]: without count one bulk member (nil for a missing key);
 // count > 0 distinct members, count < 0 |count| members with repeats; WITHSCORES interleaves the
 // scores (a flat array in RESP2). The count is checked before the key, as in Redis.
@@ -884,23 +875,7 @@ void zrandmember_cmd(CommandContext& ctx) {
       for (const Node* x = z.list().last(); x != nullptr; x = x->prev()) emit(x);
       return;
     }
-    // Distinct positions: rejection sampling when few are wanted, else a partial shuffle.
-    std::vector<std::size_t> picks;
-    picks.reserve(want);
-    if (want * 4 <= size) {
-      std::unordered_set<std::size_t> seen;
-      while (picks.size() < want) {
-        const std::size_t i = random_below(size);
-        if (seen.insert(i).second) picks.push_back(i);
-      }
-    } else {
-      std::vector<std::size_t> all(size);
-      for (std::size_t i = 0; i < size; ++i) all[i] = i;
-      for (std::size_t k = 0; k < want; ++k) {
-        std::swap(all[k], all[k + random_below(size - k)]);
-        picks.push_back(all[k]);
-      }
-    }
+    const std::vector<std::size_t> picks = distinct_positions(size, want);
     ctx.reply.array(want * per);
     for (std::size_t i : picks) emit(z.slot(i));
   });

@@ -195,6 +195,17 @@ TEST_SUITE("server") {
       CHECK(v.size() == static_cast<std::size_t>(std::min(count, 50)));
       CHECK(std::set<std::string>(v.begin(), v.end()).size() == v.size());  // distinct
     }
+    // Many draws below a quarter of the set (sampled by rejection) and above it (by a partial
+    // shuffle): always distinct members of the set.
+    for (int round = 0; round < 200; ++round) {
+      for (int count : {10, 12, 30}) {
+        const auto v = words(c("SRANDMEMBER sr " + std::to_string(count)));
+        const std::set<std::string> distinct(v.begin(), v.end());
+        REQUIRE(v.size() == static_cast<std::size_t>(count));
+        REQUIRE(distinct.size() == v.size());
+        for (const std::string& m : distinct) REQUIRE((m.size() >= 2 && m[0] == 'm'));
+      }
+    }
     const Reply neg = c("SRANDMEMBER sr -200");
     CHECK(neg.elements.size() == 200);
     const auto neg_words = words(neg);
