@@ -226,10 +226,22 @@ class ZSkipList {
         x = x->level()[i].forward;
     return (x != head_ && r.gte_min(x->score)) ? x : nullptr;
   }
-  // The same by member; meaningful when all scores are equal (as in Redis).
+  // The same by member. Redis defines lex ranges only for sets whose scores are all equal; for
+  // others it answers what its encoding's walk finds. With equal scores (the first and the last
+  // node's are equal) the list is in member order and the descent below finds the bounds in
+  // O(log N). Otherwise the bounds come from a linear walk, as Redis's listpack encoding (every
+  // set of up to 128 members) walks: the first node from the head at or above min (none if it is
+  // above max), the last from the tail at or below max (none if it is below min). O(N), and only
+  // for mixed scores.
+  bool uniform_scores() const { return tail_ == nullptr || first()->score == tail_->score; }
   Node* first_in(const LexRange& r) const {
     if (r.empty() || tail_ == nullptr || !r.gte_min(tail_->member) || !r.lte_max(first()->member))
       return nullptr;
+    if (!uniform_scores()) {
+      for (Node* x = first(); x != nullptr; x = x->next())
+        if (r.gte_min(x->member)) return r.lte_max(x->member) ? x : nullptr;
+      return nullptr;
+    }
     Node* x = head_;
     for (int i = level_ - 1; i >= 0; --i)
       while (x->level()[i].forward != nullptr && !r.gte_min(x->level()[i].forward->member))
@@ -240,6 +252,11 @@ class ZSkipList {
   Node* last_in(const LexRange& r) const {
     if (r.empty() || tail_ == nullptr || !r.gte_min(tail_->member) || !r.lte_max(first()->member))
       return nullptr;
+    if (!uniform_scores()) {
+      for (Node* x = tail_; x != nullptr; x = x->backward)
+        if (r.lte_max(x->member)) return r.gte_min(x->member) ? x : nullptr;
+      return nullptr;
+    }
     Node* x = head_;
     for (int i = level_ - 1; i >= 0; --i)
       while (x->level()[i].forward != nullptr && r.lte_max(x->level()[i].forward->member))

@@ -453,8 +453,16 @@ void zlexcount_cmd(CommandContext& ctx) {
     return;
   }
   std::int64_t n = 0;
-  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1),
-                                              [&](const ZSet& z) { n = count_in(z.list(), r); });
+  const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
+    const ZSkipList& l = z.list();
+    if (l.uniform_scores()) {
+      n = count_in(l, r);
+      return;
+    }
+    // Mixed scores: count from the first node in range while nodes stay at or below max, as
+    // Redis's listpack walk counts (ZSkipList::first_in says why).
+    for (const Node* x = l.first_in(r); x != nullptr && r.lte_max(x->member); x = x->next()) ++n;
+  });
   if (a != Access::kWrongType) ctx.reply.integer(n);
 }
 
