@@ -534,13 +534,6 @@ void memory_usage_cmd(CommandContext& ctx) {
 
 constexpr bool kGlibcMalloc = std::string_view(KVLAB_SERVER_MALLOC) == "libc";
 
-std::uint64_t rss_now() {
-  std::ifstream f("/proc/self/statm");
-  std::uint64_t pages = 0, rss = 0;
-  f >> pages >> rss;
-  return rss * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
 // What the program holds allocated: the same figure as INFO's used_memory (server/memory.hpp).
 std::uint64_t allocated_now() { return memory::used_bytes(); }
 
@@ -567,7 +560,7 @@ MemoryFigures memory_figures(CommandContext& ctx) {
   m.total = allocated_now();
   m.peak = note_peak(m.total);
   m.startup = std::min(g_startup_allocated, m.total);
-  m.rss = rss_now();
+  m.rss = memory::rss_bytes();
   // Clients: each connection's input and output buffers (CLIENT LIST's qbuf and omem) plus its
   // Connection object.
   ctx.server.clients().for_each([&](const ClientInfo& c) {
