@@ -74,7 +74,7 @@ void* aligned_or_throw(std::size_t n, std::align_val_t al) {
 
 }  // namespace
 
-std::size_t rss_now() {
+std::size_t rss_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
   if (f == nullptr) return 0;
   unsigned long pages = 0, rss = 0;
@@ -93,7 +93,7 @@ void add_baseline(std::int64_t bytes) {
 }
 
 std::size_t used_bytes() {
-  if (!g_on.load(std::memory_order_relaxed)) return rss_now();     // relaxed: see g_on
+  if (!g_on.load(std::memory_order_relaxed)) return rss_bytes();   // relaxed: see g_on
   const std::int64_t v = g_used.load(std::memory_order_relaxed) +  // relaxed: see g_used
                          static_cast<std::int64_t>(pool::large_bytes());
   return v < 0 ? 0 : static_cast<std::size_t>(v);

@@ -40,5 +40,8 @@ bool counting();
 // --maxmemory, counting starts before the keyspace exists and the baseline is 0.
 bool start_counting();
 void add_baseline(std::int64_t bytes);
+// The resident set size (/proc/self/statm), 0 when unreadable: INFO's used_memory_rss, MEMORY
+// STATS, and used_bytes() before counting starts.
+std::size_t rss_bytes();
 
 }  // namespace kvlab::server::memory

@@ -471,13 +471,6 @@ const CommandSpec kCommandSubcommands[] = {
 
 // ---- INFO ----
 
-std::size_t rss_bytes() {
-  std::ifstream f("/proc/self/statm");
-  std::size_t pages = 0, rss = 0;
-  f >> pages >> rss;
-  return rss * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
-
 std::string human_bytes(std::size_t n) {
   char buf[64];
   const double d = static_cast<double>(n);
@@ -594,7 +587,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "clients_in_timeout_table:0\r\n"
         << "pubsub_clients:" << pubsub_clients << "\r\n";
     } else if (n == "memory") {
-      const std::size_t rss = rss_bytes();
+      const std::size_t rss = memory::rss_bytes();
       // used_memory counts what operator new and the pool's large blocks hold (server/memory.hpp),
       // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
       const std::size_t used = memory::used_bytes();

@@ -4,9 +4,9 @@
 // server/monitor.{hpp,cpp}; this file formats them.
 //
 // MEMORY USAGE is kvlab's own estimate of the bytes a key costs in kvlab, not Redis's figure
-// (kvlab has no listpacks or intsets; see memory_usage()). MEMORY STATS uses Redis's field names;
-// a field for something kvlab does not have (replication backlog, AOF buffer, cluster links) is 0,
-// which is what it costs here.
+// (kvlab has no listpacks or intsets; see memory_usage_estimate()). MEMORY STATS uses Redis's
+// field names; a field for something kvlab does not have (replication backlog, AOF buffer,
+// cluster links) is 0, which is what it costs here.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -426,8 +426,11 @@ std::uint64_t sampled(It begin, It end, std::size_t count, std::int64_t samples,
 //   zset    the container + per member a skiplist node (header + 1.33 levels of 16 bytes on
 //           average at p = 1/4, allocated) + an index node (next pointer, view, node pointer: 32
 //           bytes, allocated) + a bucket pointer + a slot pointer + the member's heap buffer.
-// Elements are sampled as Redis samples them (SAMPLES, default 5; 0: all).
-std::uint64_t memory_usage(std::string_view key, const Value& v, std::int64_t samples) {
+// Elements are sampled as Redis samples them (SAMPLES, default 5; 0: all). Outside the anonymous
+// namespace: maxmemory's baseline sums it over the keyspace (server/eviction.cpp).
+}  // namespace
+
+std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::int64_t samples) {
   std::uint64_t total = sizeof(Value) + 32 + string_heap(key.size()) + 16;
   const Object& o = *v.obj;
   switch (o.type()) {
@@ -488,6 +491,8 @@ std::uint64_t memory_usage(std::string_view key, const Value& v, std::int64_t sa
   return total;
 }
 
+namespace {
+
 void memory_usage_cmd(CommandContext& ctx) {
   std::int64_t samples = 5;
   for (std::size_t j = 3; j < ctx.argc(); ++j) {
@@ -520,10 +525,10 @@ void memory_usage_cmd(CommandContext& ctx) {
     auto* c = static_cast<ContainerBase*>(ref.mutable_get());
     std::lock_guard<std::mutex> lock(c->mu);
     found = !c->dead.load(std::memory_order_relaxed);
-    if (found) usage = memory_usage(ctx.arg(2), v, samples);
+    if (found) usage = memory_usage_estimate(ctx.arg(2), v, samples);
   } else {
     found = true;
-    usage = memory_usage(ctx.arg(2), v, samples);
+    usage = memory_usage_estimate(ctx.arg(2), v, samples);
   }
   if (!found) {
     ctx.reply.null();
@@ -533,13 +538,6 @@ void memory_usage_cmd(CommandContext& ctx) {
 }
 
 constexpr bool kGlibcMalloc = std::string_view(KVLAB_SERVER_MALLOC) == "libc";
-
-std::uint64_t rss_now() {
-  std::ifstream f("/proc/self/statm");
-  std::uint64_t pages = 0, rss = 0;
-  f >> pages >> rss;
-  return rss * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-}
 
 // What the program holds allocated: the same figure as INFO's used_memory (server/memory.hpp).
 std::uint64_t allocated_now() { return memory::used_bytes(); }
@@ -567,7 +565,7 @@ MemoryFigures memory_figures(CommandContext& ctx) {
   m.total = allocated_now();
   m.peak = note_peak(m.total);
   m.startup = std::min(g_startup_allocated, m.total);
-  m.rss = rss_now();
+  m.rss = memory::rss_bytes();
   // Clients: each connection's input and output buffers (CLIENT LIST's qbuf and omem) plus its
   // Connection object.
   ctx.server.clients().for_each([&](const ClientInfo& c) {
@@ -575,7 +573,7 @@ MemoryFigures memory_figures(CommandContext& ctx) {
                  sizeof(Connection);
   });
   m.keys = ctx.ks.size_approx();
-  m.db_overhead = m.keys * (sizeof(Value) + 32 + 16);  // memory_usage()'s per-key entry
+  m.db_overhead = m.keys * (sizeof(Value) + 32 + 16);  // memory_usage_estimate()'s per-key
   m.overhead = m.startup + m.clients + m.db_overhead;
   m.dataset = m.total > m.overhead ? m.total - m.overhead : 0;
   if constexpr (kGlibcMalloc) {
@@ -784,11 +782,6 @@ const CommandSpec kIntrospectionCommands[] = {
 };
 
 }  // namespace
-
-// MEMORY USAGE's estimate of one key, for maxmemory's baseline (server/eviction.cpp).
-std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::int64_t samples) {
-  return memory_usage(key, v, samples);
-}
 
 std::span<const CommandSpec> introspection_commands() {
   return kIntrospectionCommands;
