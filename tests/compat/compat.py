@@ -372,12 +372,28 @@ def effect_keys(gen, name, cmd):
     return [cmd[k] for k in range(first, min(last, len(cmd) - 1) + 1)]
 
 
-def compare(gen, allow, name, cmd, i, a, b):
+def queued_allowed(gen, allow, seq, i):
+    """For an EXEC at seq[i]: the allow-list reason of a command queued since the last MULTI
+    (an allow-listed command answers inside EXEC's array as it would alone), else None."""
+    for k in range(i - 1, -1, -1):
+        name = gen.name_of(seq[k])
+        if name == "multi":
+            return None
+        reason = allow.match(name, seq[k])
+        if reason is not None:
+            return "queued %s: %s" % (name, reason)
+    return None
+
+
+def compare(gen, allow, name, cmd, i, a, b, seq=None):
     """None when the replies a (Redis) and b (kvlab) to cmd agree; ("allowed", name, reason) for
-    an allow-listed divergence; (i, a, b) otherwise."""
+    an allow-listed divergence; (i, a, b) otherwise. seq (the whole sequence) lets an EXEC
+    inherit the allow-listing of the commands it ran."""
     na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
     if a[0] == "no reply" or b[0] == "no reply" or not same(na, nb):
         reason = allow.match(name, cmd)
+        if reason is None and name == "exec" and seq is not None:
+            reason = queued_allowed(gen, allow, seq, i)
         if reason is not None and a[0] != "no reply" and b[0] != "no reply":
             return ("allowed", name, reason)
         return (i, a, b)
@@ -395,7 +411,7 @@ def run(pair, gen, allow, seq):
         a, b = pair.call_both(cmd, counts[i])
         if a[0] == "no reply" and b[0] == "no reply":
             return None  # both still blocked (a shrunk timeout of 0): nothing more to compare
-        res = compare(gen, allow, name, cmd, i, a, b)
+        res = compare(gen, allow, name, cmd, i, a, b, seq)
         if res is not None:
             return res
         # The hidden DEL follows a random-effect command whatever it answered (also an error),
@@ -498,7 +514,7 @@ class FastPair:
                 if a[0] == "no reply" and b[0] == "no reply":
                     break  # both still blocked, as in run()
                 cmd = seq[ci]
-                res = compare(gen, allow, gen.name_of(cmd), cmd, ci, a, b)
+                res = compare(gen, allow, gen.name_of(cmd), cmd, ci, a, b, seq)
                 if res is not None:
                     break
             out.append(res)

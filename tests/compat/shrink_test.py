@@ -75,5 +75,28 @@ class ShrinkTest(unittest.TestCase):
         self.assertTrue(fails(out))
 
 
+
+class ExecAllowListTest(unittest.TestCase):
+    """compare() lets an EXEC inherit the allow-listing of a command it ran (COPY ... DB 1 is
+    allow-listed alone; inside MULTI its reply arrives in EXEC's array)."""
+
+    class Gen:
+        @staticmethod
+        def name_of(cmd):
+            return cmd[0].decode().lower()
+
+    def test_exec_of_an_allow_listed_command_is_allowed_and_others_are_not(self):
+        import compat  # noqa: E402 (imported here: only this test needs the tester)
+        allow = compat.AllowList(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "allowlist.txt"))
+        redis, kvlab = ("replies", (("int", 0),)), ("replies", (("error", b"ERR DB index"),))
+        seq = [[b"MULTI"], [b"COPY", b"a", b"b", b"DB", b"1"], [b"EXEC"]]
+        res = compat.compare(self.Gen, allow, "exec", seq[2], 2, redis, kvlab, seq)
+        self.assertEqual(res[0], "allowed")
+        seq = [[b"COPY", b"a", b"b", b"DB", b"1"], [b"MULTI"], [b"GET", b"a"], [b"EXEC"]]
+        res = compat.compare(self.Gen, allow, "exec", seq[3], 3, redis, kvlab, seq)
+        self.assertEqual(res[0], 3)  # the COPY before MULTI was not queued: a real divergence
+
+
 if __name__ == "__main__":
     unittest.main()
