@@ -98,5 +98,33 @@ class ExecAllowListTest(unittest.TestCase):
         self.assertEqual(res[0], 3)  # the COPY before MULTI was not queued: a real divergence
 
 
+class NormalizeTest(unittest.TestCase):
+    """Replies whose order Redis leaves unspecified compare as sets; their other parts do not."""
+
+    def test_sunsubscribe_alone_compares_channels_as_a_set_and_counts_in_order(self):
+        import compat  # noqa: E402
+
+        def unsub(*pairs):
+            return ("replies", tuple(("array", (("bulk", b"sunsubscribe"), ("bulk", ch),
+                                                 ("int", n))) for ch, n in pairs))
+        a = compat.normalize("sunsubscribe", unsub((b"k1", 1), (b"0", 0)), [b"SUNSUBSCRIBE"])
+        b = compat.normalize("sunsubscribe", unsub((b"0", 1), (b"k1", 0)), [b"SUNSUBSCRIBE"])
+        c = compat.normalize("sunsubscribe", unsub((b"0", 0), (b"k1", 1)), [b"SUNSUBSCRIBE"])
+        self.assertTrue(compat.same(a, b))
+        self.assertFalse(compat.same(a, c))  # counts must still fall 1, 0
+        # With channels named, the order is the arguments': compared as is.
+        named = [b"SUNSUBSCRIBE", b"k1", b"0"]
+        self.assertFalse(compat.same(compat.normalize("sunsubscribe", unsub((b"k1", 1), (b"0", 0)), named),
+                                     compat.normalize("sunsubscribe", unsub((b"0", 1), (b"k1", 0)), named)))
+
+    def test_sort_by_with_alpha_is_unordered_and_numeric_sort_by_is_not(self):
+        import compat  # noqa: E402
+        self.assertEqual(compat.sort_unsorted([b"SORT", b"k", b"BY", b"w_*", b"ALPHA"]), "set")
+        self.assertEqual(compat.sort_unsorted([b"SORT", b"k", b"BY", b"w_*", b"ALPHA", b"LIMIT",
+                                               b"0", b"2"]), "shape")
+        self.assertIsNone(compat.sort_unsorted([b"SORT", b"k", b"BY", b"w_*"]))
+        self.assertIsNone(compat.sort_unsorted([b"SORT", b"k", b"ALPHA"]))
+
+
 if __name__ == "__main__":
     unittest.main()
