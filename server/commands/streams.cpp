@@ -755,7 +755,7 @@ void xgroup_setid_cmd(CommandContext& ctx) {
     StreamId id;
     if (ctx.arg(4) == "$") {
       id = s.last_id();
-    } else if (!parse_id(ctx.arg(4), &id, 0, true)) {
+    } else if (!parse_id(ctx.arg(4), &id, 0, false)) {  // "-" and "+" too, unlike CREATE's
       ctx.reply.error(kInvalidId);
       return false;
     }
@@ -992,11 +992,9 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
         ctx.reply.error(err::kTimeoutNegative);
         return false;
       }
-      if (t > 0 && t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms) {
-        ctx.reply.error("ERR timeout is out of range");
-        return false;
-      }
-      a->timeout_ms = t;
+      // A timeout past the clock's range: Redis 7.0 adds it to the clock unchecked, and the
+      // wait never ends; so here it is a wait without a timeout.
+      a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
     } else if (iequals(o, "count") && more > 0) {
       ++i;
       if (!arg_i64(ctx, ctx.arg(i), &a->count)) return false;

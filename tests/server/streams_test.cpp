@@ -649,6 +649,18 @@ TEST_CASE("Consumer group scripts answer as redis-server 7.0 does") {
       "XINFO GROUPS str",
       "XINFO GROUPS nokey",
       "XINFO CONSUMERS s nog",
+      // CREATE takes no "-" or "+"; SETID takes both (Redis parses it loosely).
+      "XGROUP CREATE s g5 -",
+      "XGROUP CREATE s g5 +",
+      "XGROUP SETID s g +",
+      "XINFO GROUPS s",
+      "XGROUP SETID s g - ENTRIESREAD 0",
+      "XINFO GROUPS s",
+      // A BLOCK timeout past the clock's range is a wait without end, not an error: what is
+      // missing is STREAMS.
+      "XREADGROUP GROUP g a COUNT 0 BLOCK 9223372036854775807",
+      "XREAD BLOCK 9223372036854775807",
+      "XREAD BLOCK 9223372036854775807 STREAMS s 0",
   };
   for (const char* line : kScript) {
     INFO(line);
