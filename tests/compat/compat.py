@@ -383,12 +383,18 @@ def effect_keys(gen, name, cmd):
 
 
 def queued_allowed(gen, allow, seq, i):
-    """For an EXEC at seq[i]: the allow-list reason of a command queued since the last MULTI
-    (an allow-listed command answers inside EXEC's array as it would alone), else None."""
-    for k in range(i - 1, -1, -1):
+    """For an EXEC at seq[i]: the allow-list reason of a command queued in its transaction (an
+    allow-listed command answers inside EXEC's array as it would alone), else None. The
+    transaction starts at the MULTI that opened it: a nested MULTI is refused, not a start."""
+    start = None
+    for k in range(i):
         name = gen.name_of(seq[k])
-        if name == "multi":
-            return None
+        if name == "multi" and start is None:
+            start = k
+        elif name in ("exec", "discard", "reset") and start is not None:
+            start = None
+    for k in range((start if start is not None else i) + 1, i):
+        name = gen.name_of(seq[k])
         reason = allow.match(name, seq[k])
         if reason is not None:
             return "queued %s: %s" % (name, reason)

@@ -96,6 +96,10 @@ class ExecAllowListTest(unittest.TestCase):
         seq = [[b"COPY", b"a", b"b", b"DB", b"1"], [b"MULTI"], [b"GET", b"a"], [b"EXEC"]]
         res = compat.compare(self.Gen, allow, "exec", seq[3], 3, redis, kvlab, seq)
         self.assertEqual(res[0], 3)  # the COPY before MULTI was not queued: a real divergence
+        # A nested MULTI is refused inside the transaction; the COPY before it is still queued.
+        seq = [[b"MULTI"], [b"COPY", b"a", b"b", b"DB", b"1"], [b"MULTI"], [b"EXEC"]]
+        res = compat.compare(self.Gen, allow, "exec", seq[3], 3, redis, kvlab, seq)
+        self.assertEqual(res[0], "allowed")
 
 
 class NormalizeTest(unittest.TestCase):
