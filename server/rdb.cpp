@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "server/commands/set_types.hpp"
+#include "server/commands/stream.hpp"
 #include "server/commands/value_types.hpp"
 
 namespace kvlab::server::rdb {
@@ -39,9 +40,11 @@ enum Type : std::uint8_t {
   kTypeZSetZiplist = 12,
   kTypeHashZiplist = 13,
   kTypeListQuicklist = 14,
+  kTypeStreamListpacks = 15,
   kTypeHashListpack = 16,
   kTypeZSetListpack = 17,
   kTypeListQuicklist2 = 18,
+  kTypeStreamListpacks2 = 19,
 };
 
 // Length prefixes: the top two bits of the first byte.
@@ -577,6 +580,196 @@ ObjectRef load_zset(Reader& r, std::uint8_t type) {
   return ref;
 }
 
+// ---- streams ---------------------------------------------------------------------------------
+//
+// RDB_TYPE_STREAM_LISTPACKS_2 (Redis 7.0; _LISTPACKS, Redis 5 and 6, lacks the fields marked 7.0):
+//   <node count> { <master ID: string of 16 bytes, ms and seq big-endian> <listpack: string> }
+//   <length> <last ID: ms seq> [7.0: <first ID> <max deleted ID> <entries added>]
+//   <group count> { <name> <last delivered ID> [7.0: <entries read>]
+//                   <PEL size> { <ID: 16 raw bytes> <delivery time: 8 bytes LE ms> <count> }
+//                   <consumer count> { <name> <seen time: 8 bytes LE ms>
+//                                      <PEL size> { <ID: 16 raw bytes> } } }
+// IDs and counts are RDB lengths. A node's listpack is the layout stream.hpp describes: the master
+// entry (live count, deleted count, field count, fields, 0), then per entry its flags (1 deleted,
+// 2 same fields as the master), ID deltas against the master, [field count, fields and values |
+// values], and its element count.
+
+constexpr std::int64_t kEntryDeleted = 1, kEntrySameFields = 2;
+
+StreamId id_from_raw(std::string_view raw) {
+  const auto* u = reinterpret_cast<const unsigned char*>(raw.data());
+  return {load_be(u, 8), load_be(u + 8, 8)};
+}
+std::string id_to_raw(StreamId id) {
+  std::string k(16, '\0');
+  for (int i = 0; i < 8; ++i) {
+    k[i] = static_cast<char>(id.ms >> (56 - 8 * i));
+    k[8 + i] = static_cast<char>(id.seq >> (56 - 8 * i));
+  }
+  return k;
+}
+
+bool read_id(Reader& r, StreamId* id) {
+  return r.count(&id->ms) && r.count(&id->seq);
+}
+bool read_raw_id(Reader& r, StreamId* id) {
+  std::string_view raw;
+  if (!r.take(16, &raw)) return false;
+  *id = id_from_raw(raw);
+  return true;
+}
+bool read_ms_time(Reader& r, std::int64_t* t) {
+  std::string_view raw;
+  if (!r.take(8, &raw)) return false;
+  *t = static_cast<std::int64_t>(load_le(reinterpret_cast<const unsigned char*>(raw.data()), 8));
+  return true;
+}
+
+// The canonical decimal text of an int64 (Redis's string2ll): stored as an integer in listpacks
+// and intsets. "007", "+1", "-0" and " 1" are strings.
+bool canonical_int(std::string_view s, std::int64_t* v) {
+  if (s.empty() || s.size() > 20) return false;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && int_string(*v) == s;
+}
+
+// One node: its listpack's entries appended to s. *prev is the last ID read so far (of any node,
+// deleted entries included; *have_prev false before the first), *live counts the live entries.
+bool load_stream_node(StreamId master, std::string_view blob, Stream& s, bool* have_prev,
+                      StreamId* prev, std::uint64_t* live_total) {
+  std::vector<std::string> el;
+  if (!walk_listpack(blob, [&](std::string&& e) {
+        el.push_back(std::move(e));
+        return true;
+      })) {
+    return false;
+  }
+  std::size_t pos = 0;
+  auto next_int = [&](std::int64_t* v) { return pos < el.size() && canonical_int(el[pos++], v); };
+  std::int64_t count = 0, deleted = 0, nf = 0, zero = 0;
+  if (!next_int(&count) || !next_int(&deleted) || !next_int(&nf) || count < 0 || deleted < 0 ||
+      nf < 0 || static_cast<std::uint64_t>(nf) > el.size() - pos) {
+    return false;
+  }
+  Stream::Fields master_fields(el.begin() + static_cast<std::ptrdiff_t>(pos),
+                               el.begin() + static_cast<std::ptrdiff_t>(pos + nf));
+  pos += static_cast<std::size_t>(nf);
+  if (!next_int(&zero) || zero != 0) return false;
+  s.load_node(master, master_fields);
+  std::int64_t live = 0, dead = 0;
+  std::vector<std::string_view> fv;
+  while (pos < el.size()) {
+    std::int64_t flags = 0, ms_delta = 0, seq_delta = 0, n = nf, lp_count = 0;
+    if (!next_int(&flags) || (flags & ~(kEntryDeleted | kEntrySameFields)) != 0 ||
+        !next_int(&ms_delta) || !next_int(&seq_delta)) {
+      return false;
+    }
+    // Deltas wrap like Redis's unsigned arithmetic.
+    const StreamId id{master.ms + static_cast<std::uint64_t>(ms_delta),
+                      master.seq + static_cast<std::uint64_t>(seq_delta)};
+    if (id < master || (*have_prev && id <= *prev)) return false;
+    *have_prev = true;
+    *prev = id;
+    const bool same = (flags & kEntrySameFields) != 0;
+    if (!same && (!next_int(&n) || n < 0)) return false;
+    const std::size_t want = static_cast<std::size_t>(same ? n : 2 * n);
+    if (static_cast<std::uint64_t>(n) > el.size() || want > el.size() - pos) return false;
+    fv.clear();
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (same) {
+        fv.push_back(master_fields[static_cast<std::size_t>(i)]);
+        fv.push_back(el[pos++]);
+      } else {
+        fv.push_back(el[pos++]);
+        fv.push_back(el[pos++]);
+      }
+    }
+    if (!next_int(&lp_count) || lp_count != (same ? n + 3 : 2 * n + 4)) return false;
+    const bool is_deleted = (flags & kEntryDeleted) != 0;
+    s.load_entry(id, is_deleted, fv);
+    ++(is_deleted ? dead : live);
+  }
+  // Redis frees a node with its last live entry: a node without one is corrupt.
+  if (live != count || dead != deleted || live == 0) return false;
+  *live_total += static_cast<std::uint64_t>(live);
+  return true;
+}
+
+ObjectRef load_stream(Reader& r, std::uint8_t type) {
+  ObjectRef ref(StreamObject::make());
+  Stream& s = static_cast<StreamObject*>(ref.mutable_get())->data;
+  std::uint64_t nodes = 0, live = 0;
+  if (!r.count(&nodes)) return {};
+  bool have_prev = false;
+  StreamId prev;
+  for (std::uint64_t i = 0; i < nodes; ++i) {
+    std::string key, blob;
+    if (!r.string(&key) || key.size() != 16 || !r.string(&blob)) return {};
+    const StreamId master = id_from_raw(key);
+    if (have_prev && master <= prev) return {};  // nodes in order, no entry of two nodes
+    if (!load_stream_node(master, blob, s, &have_prev, &prev, &live)) return {};
+  }
+  std::uint64_t length = 0;
+  StreamId last_id, first_id, max_deleted;
+  if (!r.count(&length) || length != live || !read_id(r, &last_id)) return {};
+  if (have_prev && last_id < prev) return {};  // the last ID is at least every ID present
+  std::uint64_t added = length;
+  if (type == kTypeStreamListpacks2) {
+    if (!read_id(r, &first_id) || !read_id(r, &max_deleted) || !r.count(&added)) return {};
+  } else if (!s.entries().empty()) {
+    first_id = s.entries().begin()->first;
+  }
+  s.load_meta(last_id, first_id, max_deleted, added);
+
+  std::uint64_t ngroups = 0;
+  if (!r.count(&ngroups)) return {};
+  for (std::uint64_t g = 0; g < ngroups; ++g) {
+    std::string name;
+    StreamGroup group;
+    if (!r.string(&name) || !read_id(r, &group.last_id)) return {};
+    if (type == kTypeStreamListpacks2) {
+      std::uint64_t read = 0;  // -1 (unknown) is written as 2^64 - 1
+      if (!r.count(&read)) return {};
+      group.entries_read = static_cast<std::int64_t>(read);
+    } else {
+      group.entries_read = s.estimate_distance(group.last_id);
+    }
+    std::uint64_t npel = 0;
+    if (!r.count(&npel)) return {};
+    for (std::uint64_t j = 0; j < npel; ++j) {
+      StreamId id;
+      StreamNack nack;
+      if (!read_raw_id(r, &id) || !read_ms_time(r, &nack.delivery_time) ||
+          !r.count(&nack.delivery_count)) {
+        return {};
+      }
+      if (!group.pel.emplace(id, std::move(nack)).second) return {};  // duplicated PEL entry
+    }
+    std::uint64_t nconsumers = 0;
+    if (!r.count(&nconsumers)) return {};
+    for (std::uint64_t c = 0; c < nconsumers; ++c) {
+      std::string cname;
+      StreamConsumer consumer;
+      std::uint64_t cpel = 0;
+      if (!r.string(&cname) || !read_ms_time(r, &consumer.seen_time) || !r.count(&cpel)) return {};
+      for (std::uint64_t j = 0; j < cpel; ++j) {
+        StreamId id;
+        if (!read_raw_id(r, &id)) return {};
+        auto it = group.pel.find(id);
+        // Every consumer entry is in the group's PEL, owned by no other consumer.
+        if (it == group.pel.end() || !it->second.consumer.empty()) return {};
+        it->second.consumer = cname;
+        consumer.pel.insert(id);
+      }
+      if (!group.consumers.emplace(std::move(cname), std::move(consumer)).second) return {};
+    }
+    for (const auto& [id, nack] : group.pel)
+      if (nack.consumer.empty()) return {};  // a PEL entry without a consumer
+    if (!s.groups().emplace(std::move(name), std::move(group)).second) return {};
+  }
+  return ref;
+}
+
 ObjectRef load_value(Reader& r) {
   std::uint8_t type = 0;
   if (!r.byte(&type)) return {};
@@ -604,8 +797,11 @@ ObjectRef load_value(Reader& r) {
     case kTypeZSetZiplist:
     case kTypeZSetListpack:
       return load_zset(r, type);
+    case kTypeStreamListpacks:
+    case kTypeStreamListpacks2:
+      return load_stream(r, type);
     default:
-      return {};  // modules, streams, unknown
+      return {};  // modules, unknown
   }
 }
 
@@ -675,14 +871,6 @@ bool dump_container(const ObjectRef& o, F&& fn) {
 // Redis 7.0's defaults for its compact encodings: what it would hold in a listpack or intset.
 constexpr std::size_t kListpackEntries = 128, kListpackValue = 64, kIntsetEntries = 512;
 constexpr std::size_t kQuicklistNodeBytes = 8192;  // list-max-listpack-size -2
-
-// The canonical decimal text of an int64 (Redis's string2ll): stored as an integer in listpacks
-// and intsets. "007", "+1", "-0" and " 1" are strings.
-bool canonical_int(std::string_view s, std::int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() && int_string(*v) == s;
-}
 
 // Builds a listpack: integers in the smallest integer encoding, other strings with a 6-, 12- or
 // 32-bit length; each entry followed by its back-length.
@@ -875,6 +1063,72 @@ void dump_zset(const ZSet& d, std::string* out) {
   }
 }
 
+void put_id(std::string* out, StreamId id) {
+  put_len(out, id.ms);
+  put_len(out, id.seq);
+}
+void put_ms_time(std::string* out, std::int64_t t) {
+  for (int i = 0; i < 8; ++i)
+    out->push_back(static_cast<char>(static_cast<std::uint64_t>(t) >> (8 * i)));
+}
+
+// A stream as RDB_TYPE_STREAM_LISTPACKS_2, one listpack per node of kvlab's model of Redis's
+// nodes. kvlab keeps no deleted entries, so a node's listpack holds its live entries only (deleted
+// count 0); its master ID and fields stay, so the entries keep their deltas and SAMEFIELDS flags
+// and a restored stream has the same nodes.
+void dump_stream(const Stream& s, std::string* out) {
+  out->push_back(static_cast<char>(kTypeStreamListpacks2));
+  put_len(out, s.node_count());
+  s.for_each_node([&](StreamId master, const Stream::Fields& mf, auto begin, auto end) {
+    ListpackWriter lp;
+    lp.add(int_string(static_cast<std::int64_t>(std::distance(begin, end))));
+    lp.add("0");
+    lp.add(int_string(static_cast<std::int64_t>(mf.size())));
+    for (const auto& f : mf) lp.add(f);
+    lp.add("0");
+    for (auto it = begin; it != end; ++it) {
+      const auto& [id, fv] = *it;
+      const bool same = Stream::same_fields(mf, fv);
+      const auto n = static_cast<std::int64_t>(fv.size() / 2);
+      lp.add(same ? "2" : "0");
+      lp.add(int_string(static_cast<std::int64_t>(id.ms - master.ms)));
+      lp.add(int_string(static_cast<std::int64_t>(id.seq - master.seq)));
+      if (!same) lp.add(int_string(n));
+      for (std::size_t i = 0; i < fv.size(); i += 2) {
+        if (!same) lp.add(fv[i]);
+        lp.add(fv[i + 1]);
+      }
+      lp.add(int_string(same ? n + 3 : 2 * n + 4));
+    }
+    put_string(out, id_to_raw(master));
+    put_string(out, lp.finish());
+  });
+  put_len(out, s.length());
+  put_id(out, s.last_id());
+  put_id(out, s.first_id());
+  put_id(out, s.max_deleted());
+  put_len(out, s.entries_added());
+  put_len(out, s.groups().size());
+  for (const auto& [name, g] : s.groups()) {
+    put_string(out, name);
+    put_id(out, g.last_id);
+    put_len(out, static_cast<std::uint64_t>(g.entries_read));
+    put_len(out, g.pel.size());
+    for (const auto& [id, nack] : g.pel) {
+      out->append(id_to_raw(id));
+      put_ms_time(out, nack.delivery_time);
+      put_len(out, nack.delivery_count);
+    }
+    put_len(out, g.consumers.size());
+    for (const auto& [cname, c] : g.consumers) {
+      put_string(out, cname);
+      put_ms_time(out, c.seen_time);
+      put_len(out, c.pel.size());
+      for (const auto& id : c.pel) out->append(id_to_raw(id));
+    }
+  }
+}
+
 bool dump_body(const ObjectRef& o, std::string* out) {
   switch (o->type()) {
     case ObjectType::kString:
@@ -890,7 +1144,7 @@ bool dump_body(const ObjectRef& o, std::string* out) {
     case ObjectType::kZSet:
       return dump_container<ZSetObject>(o, [&](const auto& d) { dump_zset(d, out); });
     case ObjectType::kStream:
-      return false;  // RDB_TYPE_STREAM_LISTPACKS is not written yet (DUMP answers an error)
+      return dump_container<StreamObject>(o, [&](const auto& d) { dump_stream(d, out); });
   }
   return false;
 }

@@ -13,17 +13,24 @@
 //   sets         SET, INTSET
 //   hashes       HASH, LISTPACK, ZIPLIST, ZIPMAP
 //   sorted sets  ZSET_2 (binary doubles), ZSET (doubles as text), LISTPACK, ZIPLIST
-// Modules and streams are refused (kvlab has neither). Every byte is bounds-checked and every
+//   streams      STREAM_LISTPACKS_2 (7.0) and STREAM_LISTPACKS (5.0-6.2): node listpacks (deleted
+//                entries included), metadata, consumer groups with their PELs and consumers
+// Modules are refused (kvlab has none). Every byte is bounds-checked and every
 // embedded blob (listpack, ziplist, intset, zipmap) is validated in full (Redis's "deep"
 // sanitization): a payload that is not exactly one well-formed value, empty containers and
-// duplicate members included, is refused, never read out of bounds. Lengths are checked against
+// duplicate members included, is refused, never read out of bounds. For streams kvlab checks
+// more than Redis: a payload whose length is not its live entry count, whose nodes or entries are
+// out of order, whose last ID is below an entry's, or with a node of deleted entries only, is
+// refused (Redis 7.0 loads such a stream inconsistent; kvlab's Stream invariants forbid it). Lengths are checked against
 // the bytes present before anything is allocated (an LZF string may expand at most 88-fold).
 //
 // Dumping picks the encoding Redis 7.0 would hold the value in with its default limits and writes
 // it as Redis writes that encoding: QUICKLIST_2 with listpack nodes of up to 8 KB; an INTSET (up
 // to 512 integers) or SET; a LISTPACK hash or sorted set (up to 128 entries of up to 64 bytes) or
-// HASH / ZSET_2; strings (and those blobs) integer-encoded, or LZF-compressed past 20 bytes when
-// that saves 4 bytes, as Redis does. Redis restores kvlab's payload with the encoding it gives its
+// HASH / ZSET_2; a stream as STREAM_LISTPACKS_2 with the node boundaries Redis would have (kvlab
+// models them, server/commands/stream.hpp) but without deleted entries, which kvlab does not
+// keep; strings (and those blobs) integer-encoded, or LZF-compressed past 20 bytes when that
+// saves 4 bytes, as Redis does. Redis restores kvlab's payload with the encoding it gives its
 // own. The bytes still differ from Redis's DUMP: kvlab's LZF compressor is its own, and element
 // order within hashes and sets is kvlab's.
 //

@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/container.hpp"
@@ -163,37 +164,12 @@ class Stream {
                             (max_entries != 0 && tail->live + tail->deleted >= max_entries))) {
       tail = nullptr;
     }
-    const std::size_t nfields = fv.size() / 2;
-    bool same_fields = false;
     if (tail == nullptr) {
-      Node n;
-      n.master = id;
-      n.bytes = 7 + int_size(static_cast<std::int64_t>(nfields)) + int_size(0);
-      for (std::size_t i = 0; i < nfields; ++i) {
-        n.master_fields.emplace_back(fv[2 * i]);
-        n.bytes += str_size(fv[2 * i]);
-      }
-      tail = &nodes_.emplace(id, std::move(n)).first->second;
-      same_fields = true;
-    } else if (tail->master_fields.size() == nfields) {
-      same_fields = true;
-      for (std::size_t i = 0; i < nfields && same_fields; ++i)
-        same_fields = tail->master_fields[i] == fv[2 * i];
+      Fields master;
+      for (std::size_t i = 0; i < fv.size() / 2; ++i) master.emplace_back(fv[2 * i]);
+      tail = &start_node(id, std::move(master));
     }
-    std::size_t bytes = int_size(same_fields ? 2 : 0) +
-                        int_size(static_cast<std::int64_t>(id.ms - tail->master.ms)) +
-                        int_size(static_cast<std::int64_t>(id.seq - tail->master.seq));
-    std::int64_t lp_count = static_cast<std::int64_t>(nfields) + 3;
-    if (!same_fields) {
-      bytes += int_size(static_cast<std::int64_t>(nfields));
-      lp_count += static_cast<std::int64_t>(nfields) + 1;
-    }
-    for (std::size_t i = 0; i < nfields; ++i) {
-      if (!same_fields) bytes += str_size(fv[2 * i]);
-      bytes += str_size(fv[2 * i + 1]);
-    }
-    bytes += int_size(lp_count);
-    tail->bytes += bytes;
+    tail->bytes += entry_bytes(*tail, id, fv);
     tail->live += 1;
     tail->last = id;
 
@@ -264,6 +240,57 @@ class Stream {
     }
     refresh_first_id();
     return deleted;
+  }
+
+  // ---- DUMP and RESTORE (server/rdb.cpp writes and reads Redis's node listpacks) ----
+
+  // Visits the nodes in ID order: fn(master ID, master fields, live entries of the node as a
+  // [begin, end) range of entries()).
+  template <class F>
+  void for_each_node(F&& fn) const {
+    for (auto n = nodes_.begin(); n != nodes_.end(); ++n) {
+      auto next = std::next(n);
+      const auto begin = entries_.lower_bound(n->first);
+      const auto end = next == nodes_.end() ? entries_.end() : entries_.lower_bound(next->first);
+      fn(n->first, std::as_const(n->second.master_fields), begin, end);
+    }
+  }
+  // Whether an entry's fields (field, value...) are its node's master fields, in order: such an
+  // entry is written without them (Redis's SAMEFIELDS flag).
+  static bool same_fields(const Fields& master, std::span<const std::string> fv) {
+    if (master.size() * 2 != fv.size()) return false;
+    for (std::size_t i = 0; i < master.size(); ++i)
+      if (master[i] != fv[2 * i]) return false;
+    return true;
+  }
+
+  // Rebuilding a stream from a payload. The loader checks the order first: nodes by increasing
+  // master ID, entries by increasing ID, each at or after its node's master and before the next
+  // node's; every node has a live entry. load_node() starts a node, load_entry() appends an entry
+  // (live, or deleted: it then only counts toward its node's size and deleted count, as in
+  // Redis's listpack), load_meta() sets what XINFO reports and marks the stream created.
+  void load_node(StreamId master, Fields master_fields) {
+    start_node(master, std::move(master_fields));
+  }
+  void load_entry(StreamId id, bool deleted, std::span<const std::string_view> fv) {
+    Node& n = nodes_.rbegin()->second;
+    n.bytes += entry_bytes(n, id, fv);
+    n.last = id;
+    if (deleted) {
+      ++n.deleted;
+      return;
+    }
+    ++n.live;
+    entries_.emplace(id, Fields(fv.begin(), fv.end()));
+  }
+  void load_meta(StreamId last_id, StreamId first_id, StreamId max_deleted,
+                 std::uint64_t entries_added) {
+    last_id_ = last_id;
+    last_added_ = last_id;
+    first_id_ = first_id;
+    max_deleted_ = max_deleted;
+    entries_added_ = entries_added;
+    created_ = true;
   }
 
   std::map<std::string, StreamGroup, std::less<>>& groups() { return groups_; }
@@ -349,6 +376,35 @@ class Stream {
              int_size(static_cast<std::int64_t>(deleted));
     }
   };
+
+  Node& start_node(StreamId master, Fields master_fields) {
+    Node n;
+    n.master = master;
+    n.bytes = 7 + int_size(static_cast<std::int64_t>(master_fields.size())) + int_size(0);
+    for (const auto& f : master_fields) n.bytes += str_size(f);
+    n.master_fields = std::move(master_fields);
+    return nodes_.insert_or_assign(master, std::move(n)).first->second;
+  }
+  // The listpack bytes of one entry of node n: flags, ID deltas, [field count and fields],
+  // values, element count.
+  static std::size_t entry_bytes(const Node& n, StreamId id, std::span<const std::string_view> fv) {
+    const std::size_t nfields = fv.size() / 2;
+    bool same = n.master_fields.size() == nfields;
+    for (std::size_t i = 0; i < nfields && same; ++i) same = n.master_fields[i] == fv[2 * i];
+    std::size_t bytes = int_size(same ? 2 : 0) +
+                        int_size(static_cast<std::int64_t>(id.ms - n.master.ms)) +
+                        int_size(static_cast<std::int64_t>(id.seq - n.master.seq));
+    std::int64_t lp_count = static_cast<std::int64_t>(nfields) + 3;
+    if (!same) {
+      bytes += int_size(static_cast<std::int64_t>(nfields));
+      lp_count += static_cast<std::int64_t>(nfields) + 1;
+    }
+    for (std::size_t i = 0; i < nfields; ++i) {
+      if (!same) bytes += str_size(fv[2 * i]);
+      bytes += str_size(fv[2 * i + 1]);
+    }
+    return bytes + int_size(lp_count);
+  }
 
   static std::string encode(StreamId id) {
     std::string k(16, '\0');

@@ -7,7 +7,9 @@
 //   can be forced, and sanitize-dump-payload yes so that it checks kvlab's payloads in depth):
 //   Redis -> kvlab and kvlab -> Redis round trips for every type and encoding Redis 7.0 writes
 //   (listpack, intset, hashtable, skiplist, quicklist with listpack and plain nodes, integer and
-//   LZF strings), compared by value.
+//   LZF strings, streams with deleted entries and consumer groups), compared by value (a stream
+//   by XINFO STREAM FULL).
+// - Stream payloads with inconsistent nodes, counts or groups, built here, are refused.
 // - The encodings older Redis versions wrote (LIST, ZIPLIST, QUICKLIST, ZIPMAP, ZSET with text
 //   doubles, ziplist hashes and sorted sets) built here byte by byte; when Redis runs, the same
 //   payloads RESTORE into it with the same value (which checks the builders).
@@ -199,6 +201,23 @@ std::string zipmap(const std::vector<std::pair<std::string, std::string>>& kv, i
 
 // ---- values, read back as comparable text -------------------------------------------------------
 
+// A reply as text, nested arrays in brackets.
+std::string flat(const Reply& r) {
+  switch (r.type) {
+    case REDIS_REPLY_ARRAY: {
+      std::string s = "[";
+      for (const Reply& e : r.elements) s += flat(e) + ",";
+      return s + "]";
+    }
+    case REDIS_REPLY_INTEGER:
+      return ":" + std::to_string(r.integer);
+    case REDIS_REPLY_NIL:
+      return "nil";
+    default:
+      return std::to_string(r.str.size()) + "|" + r.str;
+  }
+}
+
 // TYPE plus the value, order-independent where Redis's order is unspecified.
 std::string value_of(Client& c, const std::string& key) {
   const std::string t = c.cmd({"TYPE", key}).str;
@@ -223,6 +242,9 @@ std::string value_of(Client& c, const std::string& key) {
   } else if (t == "zset") {
     for (const auto& e : c.cmd({"ZRANGE", key, "0", "-1", "WITHSCORES"}).elements)
       out += e.str + ",";
+  } else if (t == "stream") {
+    // Entries, metadata, node counts, groups with their PELs and consumers (times included).
+    out += flat(c.cmd({"XINFO", "STREAM", key, "FULL"}));
   }
   return out;
 }
@@ -321,6 +343,30 @@ W populate(Client& c) {
   }
   run(bigz);
   run({"ZADD", key("z:skiplist-special"), "-0", std::string(100, 'm'), "inf", "p", "-inf", "n"});
+  // Streams: several nodes (100 entries or 4 KB each), entries with and without the master's
+  // fields, integer and long values, deleted entries (Redis keeps them flagged in its nodes),
+  // a group with a PEL over two consumers and one without pending entries, an emptied stream.
+  key("x:big");
+  for (int i = 0; i < 260; ++i) {
+    const std::string id = std::to_string(1000 + i / 3) + "-" + std::to_string(i % 3);
+    if (i % 5 == 4) {
+      run({"XADD", "x:big", id, "other", std::to_string(i * 7919), "n", "-" + std::to_string(i)});
+    } else {
+      run({"XADD", "x:big", id, "f", std::string(static_cast<std::size_t>(i % 40), 'v'), "n",
+           std::to_string(i)});
+    }
+  }
+  run({"XDEL", "x:big", "1000-0", "1010-1", "1050-0", "1085-2"});
+  run({"XGROUP", "CREATE", "x:big", "g1", "1005-0"});
+  run({"XGROUP", "CREATE", "x:big", "g2", "$"});
+  run({"XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "x:big", ">"});
+  run({"XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "x:big", ">"});
+  run({"XACK", "x:big", "g1", "1006-0"});
+  run({"XGROUP", "CREATECONSUMER", "x:big", "g2", "carol"});
+  run({"XADD", key("x:emptied"), "7-7", "k", "v"});
+  run({"XTRIM", "x:emptied", "MAXLEN", "0"});
+  run({"XADD", key("x:small"), "1-1", "a", "1"});
+  run({"XADD", "x:small", "MAXLEN", "5", "2-1", "a", std::string(70, 'z')});
   return keys;
 }
 
@@ -441,7 +487,7 @@ TEST_SUITE("dump and restore") {
     std::string flipped = good;
     flipped[good.size() - 1] ^= 1;
     check_error(c.cmd({"RESTORE", "c", "0", flipped}), kBadPayload);
-    // Well sealed but not a value: unknown types (modules, streams), trailing bytes, empty keys.
+    // Well sealed but not a value: a truncated stream, a module, trailing bytes, empty keys.
     check_error(c.cmd({"RESTORE", "c", "0", seal("\x0F")}), kBadFormat);
     check_error(c.cmd({"RESTORE", "c", "0", seal(std::string("\x13\x00", 2))}), kBadFormat);
     check_error(c.cmd({"RESTORE", "c", "0", seal(std::string("\x07\x01", 2))}), kBadFormat);
@@ -639,6 +685,69 @@ TEST_SUITE("dump and restore") {
     }
   }
 
+  TEST_CASE("stream payloads with inconsistent nodes, counts or groups are refused") {
+    Client& c = client();
+    // RDB_TYPE_STREAM_LISTPACKS_2 built here: node keys (16-byte IDs) and listpacks, length,
+    // last, first and max-deleted IDs, entries added, then the groups.
+    auto id = [](std::uint64_t ms, std::uint64_t seq) { return be(ms, 8) + be(seq, 8); };
+    using Node = std::pair<std::string, W>;
+    auto stream = [&](const std::vector<Node>& nodes, std::uint64_t length,
+                      const std::string& groups = std::string(1, '\0'), std::uint64_t last_ms = 5) {
+      std::string b = "\x13" + rdb_len(nodes.size());
+      for (const auto& [key, items] : nodes) b += rdb_str(key) + rdb_str(listpack(items));
+      b += rdb_len(length) + rdb_len(last_ms) + rdb_len(0);  // last ID
+      b += rdb_len(5) + rdb_len(0) + rdb_len(0) + rdb_len(0) + rdb_len(1);
+      return b + groups;
+    };
+    // Master entry (1 live, 0 deleted, field "f", 0), then one entry: SAMEFIELDS, ID 5-0, "v", 4.
+    const W entry = {"1", "0", "1", "f", "0", "2", "0", "0", "v", "4"};
+    auto group = [&](const std::string& pel, const std::string& consumers) {
+      return rdb_str("g") + rdb_len(5) + rdb_len(0) + rdb_len(1) + pel + consumers;
+    };
+    const std::string pel = rdb_len(1) + id(5, 0) + le(0, 8) + rdb_len(1);
+    const std::string consumer = rdb_len(1) + rdb_str("c") + le(0, 8) + rdb_len(1) + id(5, 0);
+    const std::string good = stream({{id(5, 0), entry}}, 1, "\x01" + group(pel, consumer));
+    REQUIRE(c.cmd({"RESTORE", "good", "0", seal(good), "REPLACE"}).is_status("OK"));
+    CHECK(flat(c("XPENDING good g")) == "[:1,3|5-0,3|5-0,[[1|c,1|1,],],]");
+    auto with = [](W w, std::size_t at, const std::string& v) {
+      w[at] = v;
+      return w;
+    };
+    // Refused by Redis 7.0 with deep sanitizing too.
+    const W both = {
+        stream({{id(5, 0), with(entry, 9, "5")}}, 1),       // wrong element count
+        stream({{id(5, 0), with(entry, 0, "2")}}, 1),       // master claims 2 live entries
+        stream({{id(5, 0), with(entry, 5, "8")}}, 1),       // unknown entry flag
+        stream({{id(5, 0), entry}, {id(5, 0), entry}}, 2),  // a node twice
+        stream({{id(5, 0), {}}}, 0),                        // an empty listpack
+        stream({{id(5, 0), entry}}, 1, "\x01" + group(rdb_len(0), consumer)),  // not in PEL
+        stream({{id(5, 0), entry}}, 1, "\x01" + group(pel, rdb_len(0))),       // no consumer
+        stream({{id(5, 0), entry}}, 1,
+               "\x02" + group(rdb_len(0), rdb_len(0)) +
+                   group(rdb_len(0), rdb_len(0))),                              // a group twice
+        "\x13\x01" + rdb_str(std::string(15, 'k')) + rdb_str(listpack(entry)),  // short node key
+    };
+    // Accepted by Redis (the stream is then inconsistent), refused by kvlab, whose invariants
+    // (server/commands/stream.hpp) they would break.
+    const W kvlab_only = {
+        stream({{id(5, 0), entry}}, 2),                     // length is not the live count
+        stream({{id(5, 0), entry}, {id(4, 0), entry}}, 2),  // nodes out of order
+        stream({{id(5, 0), {"0", "1", "1", "f", "0", "3", "0", "0", "v", "4"}}}, 0),  // all deleted
+        stream({{id(5, 0), entry}}, 1, std::string(1, '\0'), 4),  // last ID before an entry
+    };
+    for (std::size_t i = 0; i < both.size() + kvlab_only.size(); ++i) {
+      const bool common = i < both.size();
+      const std::string& b = common ? both[i] : kvlab_only[i - both.size()];
+      CHECK_MESSAGE(c.cmd({"RESTORE", "bad", "0", seal(b), "REPLACE"}).str == kBadFormat, "case ",
+                    i);
+      if (common && redis().running()) {
+        const Reply r = redis_client().cmd({"RESTORE", "bad", "0", seal(b), "REPLACE"});
+        CHECK_MESSAGE(r.str == kBadFormat, "redis: case ", i);
+      }
+    }
+    CHECK(c("EXISTS bad").integer == 0);
+  }
+
   TEST_CASE("values move from Redis to kvlab and back for every type and encoding") {
     if (!redis().running()) {
       MESSAGE("redis-server not on PATH: skipped");
@@ -678,8 +787,9 @@ TEST_SUITE("dump and restore") {
     restore(rc, "hll", dump(c, "s:hll"));
     CHECK(rc("PFCOUNT hll").integer == 4);
     // Every encoding Redis 7.0 writes was exercised: strings (raw, int, LZF), quicklist 2, intset,
-    // set, listpack hash and zset, hash, ZSET_2.
-    for (int t : {0, 2, 4, 5, 11, 16, 17, 18, 100}) CHECK_MESSAGE(types_seen[t] > 0, "type ", t);
+    // set, listpack hash and zset, hash, ZSET_2, stream listpacks 2.
+    for (int t : {0, 2, 4, 5, 11, 16, 17, 18, 19, 100})
+      CHECK_MESSAGE(types_seen[t] > 0, "type ", t);
     rc("DEBUG QUICKLIST-PACKED-THRESHOLD 1073741824");
   }
 
@@ -699,7 +809,15 @@ TEST_SUITE("dump and restore") {
       src->cmd({"ZADD", "z", "1", "a", "2.5", "b", "-inf", "c"});
       src->cmd({"SET", "lzf", compressible(300, 9)});
       src->cmd({"SET", "i", "-32768"});
-      for (const char* k : {"l", "si", "ss", "h", "z", "lzf", "i"}) seeds.push_back(dump(*src, k));
+      src->cmd({"XADD", "x", "5-1", "f", "v", "n", "-3"});
+      src->cmd({"XADD", "x", "5-2", "f", "w", "n", "70000"});
+      src->cmd({"XADD", "x", "6-0", "g", "1"});
+      src->cmd({"XDEL", "x", "5-2"});
+      src->cmd({"XGROUP", "CREATE", "x", "grp", "0"});
+      src->cmd({"XREADGROUP", "GROUP", "grp", "c1", "COUNT", "1", "STREAMS", "x", ">"});
+      src->cmd({"XREADGROUP", "GROUP", "grp", "c2", "STREAMS", "x", ">"});
+      for (const char* k : {"l", "si", "ss", "h", "z", "lzf", "i", "x"})
+        seeds.push_back(dump(*src, k));
     }
     seeds.push_back(
         seal("\x0D" + rdb_str(ziplist({"f", "v", "n", "-5", std::string(300, 'b'), "x"}))));
