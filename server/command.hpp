@@ -84,7 +84,8 @@ using KeysFn = bool (*)(std::span<const std::string_view> argv, std::vector<std:
 
 // The common numkeys form: argv[kNumkeysAt] is the key count and the keys follow it directly
 // (ZUNIONSTORE dst numkeys k..., EVAL script numkeys k..., LMPOP numkeys k...). Keys before the
-// count (ZUNIONSTORE's destination) are listed by first_key/last_key and are added as well.
+// count (ZUNIONSTORE's destination) are listed by first_key/last_key and are added as well. A
+// count of 0 is malformed too (only scripts accept it; COMMAND GETKEYS tells them apart).
 template <std::size_t kNumkeysAt>
 bool keys_after_numkeys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
   if (argv.size() <= kNumkeysAt) return false;
@@ -97,7 +98,7 @@ bool keys_after_numkeys(std::span<const std::string_view> argv, std::vector<std:
   const std::size_t first = kNumkeysAt + 1;
   const std::size_t end = std::min(argv.size(), first + static_cast<std::size_t>(n));
   for (std::size_t i = first; i < end; ++i) out->push_back(i);
-  return first + static_cast<std::size_t>(n) <= argv.size();
+  return n > 0 && first + static_cast<std::size_t>(n) <= argv.size();
 }
 
 struct CommandSpec {

@@ -654,17 +654,75 @@ void dispatch(CommandContext& ctx) {
 }
 
 namespace {
-void reply_flags(ReplyWriter& r, std::uint32_t flags) {
+// COMMAND INFO flags that kvlab's rows do not carry, by command, as Redis 7.0 reports them: how
+// scripts, MULTI, busy scripts, the monitor and the slow log treat the command, and whether it
+// blocks. (movablekeys is otherwise derived: a command with extra_keys.)
+enum RedisFlag : std::uint32_t {
+  kNoScriptF = 1u << 0,
+  kBlockingF = 1u << 1,
+  kLoadingF = 1u << 2,
+  kStaleF = 1u << 3,
+  kSkipMonitorF = 1u << 4,
+  kSkipSlowlogF = 1u << 5,
+  kAskingF = 1u << 6,
+  kNoMandatoryKeysF = 1u << 7,
+  kNoMultiF = 1u << 8,
+  kAllowBusyF = 1u << 9,
+  kMovableKeysF = 1u << 10,  // SORT_RO: its BY/GET patterns name keys, so Redis calls them movable
+};
+constexpr std::uint32_t kScriptRun = kNoScriptF | kStaleF | kSkipMonitorF | kNoMandatoryKeysF;
+constexpr std::uint32_t kBlockingCmd = kNoScriptF | kBlockingF;
+constexpr std::uint32_t kSessionCmd = kNoScriptF | kAllowBusyF;
+constexpr std::pair<std::string_view, std::uint32_t> kRedisFlags[] = {
+    {"auth", kSessionCmd},         {"blmove", kBlockingCmd},
+    {"blmpop", kBlockingF},        {"blpop", kBlockingCmd},
+    {"brpop", kBlockingCmd},       {"brpoplpush", kBlockingCmd},
+    {"bzmpop", kBlockingF},        {"bzpopmax", kBlockingCmd},
+    {"bzpopmin", kBlockingCmd},    {"discard", kSessionCmd},
+    {"echo", kLoadingF | kStaleF}, {"eval", kScriptRun},
+    {"eval_ro", kScriptRun},       {"evalsha", kScriptRun},
+    {"evalsha_ro", kScriptRun},    {"exec", kNoScriptF | kSkipSlowlogF},
+    {"fcall", kScriptRun},         {"fcall_ro", kScriptRun},
+    {"hello", kSessionCmd},        {"multi", kSessionCmd},
+    {"psubscribe", kNoScriptF},    {"punsubscribe", kNoScriptF},
+    {"quit", kSessionCmd},         {"reset", kSessionCmd},
+    {"restore-asking", kAskingF},  {"shutdown", kSessionCmd | kNoMultiF},
+    {"sort_ro", kMovableKeysF},    {"ssubscribe", kNoScriptF},
+    {"subscribe", kNoScriptF},     {"sunsubscribe", kNoScriptF},
+    {"unsubscribe", kNoScriptF},   {"unwatch", kSessionCmd},
+    {"wait", kNoScriptF},          {"watch", kSessionCmd},
+    {"xread", kBlockingF},         {"xreadgroup", kBlockingF},
+};
+
+// The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,
+// stale, skip_monitor, skip_slowlog, asking, fast, no_auth, no_mandatory_keys, no_multi,
+// movablekeys, allow_busy).
+void reply_flags(ReplyWriter& r, const CommandSpec& c, bool top_level) {
+  std::uint32_t extra = 0;
+  if (top_level) {
+    for (const auto& [name, f] : kRedisFlags)
+      if (name == c.name) extra = f;
+  }
+  const std::uint32_t flags = c.flags;
   std::vector<std::string_view> names;
   if (flags & kWrite) names.push_back("write");
   if (flags & kReadOnly) names.push_back("readonly");
   if (flags & kDenyOom) names.push_back("denyoom");
   if (flags & kAdmin) names.push_back("admin");
   if (flags & kPubSub) names.push_back("pubsub");
-  if (flags & kNoAuth) names.push_back("no_auth");
-  if (flags & kLoading) names.push_back("loading");
-  if (flags & kStale) names.push_back("stale");
+  if (extra & kNoScriptF) names.push_back("noscript");
+  if (extra & kBlockingF) names.push_back("blocking");
+  if ((flags & kLoading) || (extra & kLoadingF)) names.push_back("loading");
+  if ((flags & kStale) || (extra & kStaleF)) names.push_back("stale");
+  if (extra & kSkipMonitorF) names.push_back("skip_monitor");
+  if (extra & kSkipSlowlogF) names.push_back("skip_slowlog");
+  if (extra & kAskingF) names.push_back("asking");
   if (flags & kFast) names.push_back("fast");
+  if (flags & kNoAuth) names.push_back("no_auth");
+  if (extra & kNoMandatoryKeysF) names.push_back("no_mandatory_keys");
+  if (extra & kNoMultiF) names.push_back("no_multi");
+  if (c.extra_keys != nullptr || (extra & kMovableKeysF)) names.push_back("movablekeys");
+  if (extra & kAllowBusyF) names.push_back("allow_busy");
   r.set(names.size());
   for (auto n : names) r.simple(n);
 }
@@ -678,7 +736,7 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
     r.bulk(std::string(parent) + "|" + std::string(c.name));
   }
   r.integer(c.arity);
-  reply_flags(r, c.flags);
+  reply_flags(r, c, parent.empty());
   r.integer(c.first_key);
   r.integer(c.last_key);
   r.integer(c.key_step);

@@ -444,14 +444,50 @@ void command_list_cmd(CommandContext& ctx) {
   for (const CommandSpec* c : all) ctx.reply.bulk(c->name);
 }
 
+// COMMAND GETKEYS command [arg ...]: the keys of a full command, as Redis 7.0 finds them (cluster
+// clients ask it for the commands whose keys move: XREAD, EVAL, ZUNION...). Its checks run in
+// Redis's order: the command (and subcommand) exists, it has keys, the argument count fits its
+// arity, the keys can be found.
+void command_getkeys_cmd(CommandContext& ctx) {
+  const auto argv = ctx.argv.subspan(2);
+  const CommandSpec* c = CommandTable::instance().find(argv[0]);
+  if (c != nullptr && argv.size() > 1 && !c->subcommands.empty())
+    c = CommandTable::find_sub(*c, argv[1]);
+  if (c == nullptr) {
+    ctx.reply.error("ERR Invalid command specified");
+    return;
+  }
+  if (c->first_key == 0 && c->extra_keys == nullptr) {
+    ctx.reply.error("ERR The command has no key arguments");
+    return;
+  }
+  const auto n = static_cast<std::int64_t>(argv.size());
+  if ((c->arity > 0 && c->arity != n) || n < -c->arity) {
+    ctx.reply.error("ERR Invalid number of arguments specified for command");
+    return;
+  }
+  std::vector<std::size_t> idx;
+  if (!command_keys(*c, argv, &idx) || idx.empty()) {
+    // Scripts may have no keys (Redis's no_mandatory_keys): an empty list, not an error.
+    if (c->group == "scripting") {
+      ctx.reply.array(0);
+    } else {
+      ctx.reply.error("ERR Invalid arguments specified for command");
+    }
+    return;
+  }
+  ctx.reply.array(idx.size());
+  for (std::size_t i : idx) ctx.reply.bulk(argv[i]);
+}
+
 void command_help_cmd(CommandContext& ctx) {
-  reply_help(ctx,
-             {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", "(no subcommand)",
-              "    Return details about all commands.", "COUNT",
-              "    Return the total number of commands in this server.", "LIST",
-              "    Return a list of all commands in this server.", "INFO [<command-name> ...]",
-              "    Return details about the given commands.", "DOCS [<command-name> ...]",
-              "    Return documentation details about commands.", "HELP", "    Print this help."});
+  reply_help(ctx, {"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                   "(no subcommand)", "    Return details about all commands.", "COUNT",
+                   "    Return the total number of commands in this server.", "LIST",
+                   "    Return a list of all commands in this server.", "INFO [<command-name> ...]",
+                   "    Return details about the given commands.", "DOCS [<command-name> ...]",
+                   "    Return documentation details about commands.", "GETKEYS <full-command>",
+                   "    Return the keys from a full command.", "HELP", "    Print this help."});
 }
 
 const CommandSpec kCommandSubcommands[] = {
@@ -465,6 +501,9 @@ const CommandSpec kCommandSubcommands[] = {
      "O(N) where N is the number of commands to look up"},
     {"list", -2, kLoading | kStale, command_list_cmd, 0, 0, 0, "server",
      "Get an array of command names", "", "7.0.0", "O(N) where N is the total number of commands"},
+    {"getkeys", -4, kLoading | kStale, command_getkeys_cmd, 0, 0, 0, "server",
+     "Extract keys given a full Redis command", "command [arg [arg ...]]", "2.8.13",
+     "O(N) where N is the number of arguments to the command"},
     {"help", 2, kLoading | kStale, command_help_cmd, 0, 0, 0, "server",
      "Show helpful text about the different subcommands", "", "5.0.0"},
 };

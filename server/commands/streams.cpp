@@ -1044,7 +1044,8 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
   return true;
 }
 
-// XREAD's keys: the first half of what follows STREAMS, found as the parser finds it.
+// XREAD's keys: the first half of what follows STREAMS (rounded down, as Redis's key spec counts
+// them), found as the parser finds it.
 bool xread_keys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const bool more = i + 1 < argv.size();
@@ -1057,7 +1058,7 @@ bool xread_keys(std::span<const std::string_view> argv, std::vector<std::size_t>
       const std::size_t first = i + 1;
       const std::size_t n = (argv.size() - first) / 2;
       for (std::size_t k = 0; k < n; ++k) out->push_back(first + k);
-      return (argv.size() - first) % 2 == 0;
+      return n > 0;
     } else {
       return true;
     }
