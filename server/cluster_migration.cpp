@@ -193,10 +193,6 @@ void Migrator::migrate(const Job& job) {
               if (live) v = found;
             });
             if (!live) continue;  // deleted or expired meanwhile: nothing to move
-            if (v.obj->type() == ObjectType::kStream) {
-              error = "stream values cannot be migrated yet (key " + std::string(key) + ")";
-              break;
-            }
             std::string payload;
             if (!rdb::dump_value(v.obj, &payload)) continue;  // emptied container: gone
             const std::string ttl = std::to_string(v.expire_ms);

@@ -63,9 +63,9 @@
 // kvlab_migration_error); keys not acknowledged stay on the source, which still owns the slots.
 // The target may hold copies of the keys of the failed batch in a slot it does not own (as
 // Redis's MIGRATE may leave them); a retried migration overwrites them (REPLACE).
-// Limits: stream values are not migrated (DUMP of a stream is not supported yet): the migration
-// fails on the first one. Clients blocked (BLPOP...) on the source on a key of a migrating slot
-// are not redirected; they time out. Two migrations in opposite directions between the same two
+// Values of every type move, streams with their consumer groups (server/rdb.hpp).
+// Limits: clients blocked (BLPOP...) on the source on a key of a migrating slot are not
+// redirected; they time out. Two migrations in opposite directions between the same two
 // nodes may wait on each other's locks until the 5-second reply timeout fails one of them.
 //
 // Thread safety: one thread (the migrator's) streams; start() and status() are called by workers

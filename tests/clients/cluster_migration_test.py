@@ -10,6 +10,7 @@ from A to B, and then a second reshard moves a part of them on to C. Afterwards:
   - no key exists on two nodes, and each key is on the node that owns its slot (KEYS * on each);
   - every reply a writer saw for a key is larger than the previous one it saw for that key (no
     wrong answer), and no command failed (the client saw only redirections);
+  - keys of every value type (streams with their consumer groups included) and TTLs moved intact;
   - the source's migration status read 'done' and the reshard tool exited 0.
 
 Usage: cluster_migration_test.py KVLAB_SERVER KVLAB_CLI      (exit 77 without python3-redis)
@@ -78,6 +79,13 @@ def reshard(kvlab, port, src, dst, slots):
     return r.returncode == 0
 
 
+def typed_values(rc, t):
+    """The values of the keys of every type under hash tag t, as comparable Python values."""
+    return (rc.get(t + "str"), rc.lrange(t + "list", 0, -1), rc.hgetall(t + "hash"),
+            sorted(rc.smembers(t + "set")), rc.zrange(t + "zset", 0, -1, withscores=True),
+            rc.xinfo_stream(t + "stream", full=True))
+
+
 def main():
     server, kvlab = sys.argv[1], sys.argv[2]
     ports = [start_node(server) for _ in range(3)]
@@ -124,6 +132,22 @@ def main():
         pipe.incr(k)
     pipe.execute()
     base = {k: 1 for k in keys}
+    # One key of every value type (a string with a TTL, list, hash, set, sorted set, a stream with
+    # a consumer group) in each half of the moving slots, read back after both reshards.
+    typed = {}
+    for tag in sorted({keys[0], keys[-1]}, key=lambda k: key_slot(k.encode())):
+        t = "{%s}:" % tag
+        rc.set(t + "str", "v" * 300, px=600000)
+        rc.rpush(t + "list", *range(200))
+        rc.hset(t + "hash", mapping={"f%d" % i: i for i in range(50)})
+        rc.sadd(t + "set", *range(600))
+        rc.zadd(t + "zset", {"m%d" % i: i / 3 for i in range(150)})
+        for i in range(150):
+            rc.xadd(t + "stream", {"f": i, "g": "x" * (i % 9)}, id="%d-1" % (i + 1))
+        rc.xdel(t + "stream", "3-1")
+        rc.xgroup_create(t + "stream", "grp", id="0")
+        rc.xreadgroup("grp", "alice", {t + "stream": ">"}, count=5)
+        typed[t] = typed_values(rc, t)
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(WRITERS)]
     for t in threads:
         t.start()
@@ -163,6 +187,9 @@ def main():
     owner = lambda s: 2 if s <= 1364 else 1  # after both reshards
     misplaced = [k for k in keys if k not in held[owner(key_slot(k.encode()))]]
     check(not misplaced, "every key is on the node owning its slot (%d are not)" % len(misplaced))
+    for t, want in typed.items():
+        check(typed_values(rc, t) == want, "keys of every type moved with their values (%s)" % t)
+        check(rc.pttl(t + "str") > 500000, "a moved key keeps its TTL (%s)" % t)
     info = nodes[0].execute_command("CLUSTER", "INFO")
     info = info.decode() if isinstance(info, bytes) else str(info)
     check("kvlab_migration_state:done" in info, "the source reports kvlab_migration_state:done")
