@@ -196,7 +196,9 @@ def same(a, b):
 
 
 # ---------------------------------------------------------------------------------------------
-# The allow-list: lines "command | argument regex | reason" (regex empty = any arguments).
+# The allow-list: lines "command | argument regex | reason" (regex empty = any arguments), or
+# "command | reply: regex | reason" to match Redis's reply instead (its error text, for a Redis bug
+# that shows in the reply only).
 class AllowList:
     def __init__(self, path):
         self.rules = []
@@ -210,13 +212,20 @@ class AllowList:
             parts = [p.strip() for p in line.split(" | ", 2)]
             if len(parts) != 3 or not parts[2]:
                 raise SystemExit("%s:%d: want 'command | args regex | reason'" % (path, n))
-            self.rules.append((parts[0].lower(), re.compile(parts[1]) if parts[1] else None,
+            on_reply = parts[1].startswith("reply:")
+            rx = parts[1][len("reply:"):].strip() if on_reply else parts[1]
+            self.rules.append((parts[0].lower(), on_reply, re.compile(rx) if rx else None,
                                parts[2]))
 
-    def match(self, name, cmd):
+    def match(self, name, cmd, redis_reply=None):
         line = resp.cli_line(cmd[1:])
-        for rname, rx, reason in self.rules:
-            if rname == name and (rx is None or rx.search(line)):
+        said, r = "", redis_reply
+        if r is not None and r[0] == "replies" and len(r[1]) == 1:
+            r = r[1][0]  # the one reply of a command that answers once
+        if r is not None and r[0] == "error":
+            said = r[1].decode("utf-8", "replace")
+        for rname, on_reply, rx, reason in self.rules:
+            if rname == name and (rx is None or rx.search(said if on_reply else line)):
                 return reason
         return None
 
@@ -407,7 +416,7 @@ def compare(gen, allow, name, cmd, i, a, b, seq=None):
     inherit the allow-listing of the commands it ran."""
     na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
     if a[0] == "no reply" or b[0] == "no reply" or not same(na, nb):
-        reason = allow.match(name, cmd)
+        reason = allow.match(name, cmd, a)
         if reason is None and name == "exec" and seq is not None:
             reason = queued_allowed(gen, allow, seq, i)
         if reason is not None and a[0] != "no reply" and b[0] != "no reply":

@@ -102,6 +102,26 @@ class ExecAllowListTest(unittest.TestCase):
         self.assertEqual(res[0], "allowed")
 
 
+class ReplyAllowListTest(unittest.TestCase):
+    """A "reply:" rule matches Redis's error text, not the arguments: Redis 7.0's stale-errno SORT
+    error is allowed, a kvlab error on the same command is not."""
+
+    def test_a_reply_rule_matches_redis_error_only(self):
+        import compat  # noqa: E402
+        allow = compat.AllowList(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "allowlist.txt"))
+        cmd = [b"SORT", b"k1", b"LIMIT", b"0", b"0"]
+        bug = ("replies", (("error", b"ERR One or more scores can't be converted into double"),))
+        empty = ("replies", (("array", ()),))
+        res = compat.compare(ExecAllowListTest.Gen, allow, "sort", cmd, 0, bug, empty)
+        self.assertEqual(res[0], "allowed")
+        res = compat.compare(ExecAllowListTest.Gen, allow, "sort", cmd, 0, empty, bug)
+        self.assertEqual(res[0], 0)  # kvlab refusing what Redis sorts is a divergence
+        other = ("replies", (("error", b"ERR syntax error"),))
+        res = compat.compare(ExecAllowListTest.Gen, allow, "sort", cmd, 0, other, empty)
+        self.assertEqual(res[0], 0)
+
+
 class NormalizeTest(unittest.TestCase):
     """Replies whose order Redis leaves unspecified compare as sets; their other parts do not."""
 
