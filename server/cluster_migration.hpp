@@ -64,9 +64,11 @@
 // The target may hold copies of the keys of the failed batch in a slot it does not own (as
 // Redis's MIGRATE may leave them); a retried migration overwrites them (REPLACE).
 // Limits: stream values are not migrated (DUMP of a stream is not supported yet): the migration
-// fails on the first one. Clients blocked (BLPOP...) on the source on a key of a migrating slot
-// are not redirected; they time out. Two migrations in opposite directions between the same two
-// nodes may wait on each other's locks until the 5-second reply timeout fails one of them.
+// fails on the first one. Clients blocked (BLPOP, XREAD BLOCK...) on the source on a key of a
+// migrating slot stay blocked while the slot migrates (it is still the source's, as in Redis
+// 7.0) and get -MOVED when the flip arrives (redirect_blocked_clients(), commands/common.hpp). Two
+// migrations in opposite directions between the same two nodes may wait on each other's locks until
+// the 5-second reply timeout fails one of them.
 //
 // Thread safety: one thread (the migrator's) streams; start() and status() are called by workers
 // under the state mutex. start() never waits for the migrator: it runs inside KVLAB CLUSTER
