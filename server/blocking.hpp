@@ -50,6 +50,8 @@ class BlockingRegistry {
   // The waiters on key in the order they blocked.
   std::vector<std::shared_ptr<BlockedClient>> waiters(std::string_view key);
   std::shared_ptr<BlockedClient> find(std::uint64_t conn_id);
+  // Every registered waiter (a snapshot; any of them may be served or time out meanwhile).
+  std::vector<std::shared_ptr<BlockedClient>> all();
   std::size_t blocked_clients() const { return count_.load(std::memory_order_relaxed); }
 
  private:

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include "server/atomicity.hpp"
@@ -21,6 +24,12 @@ std::int64_t wall_now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+// May a node take over `slot`'s keys under cfg: does it own the slot or import it?
+bool entitled(const ClusterConfig& cfg, unsigned slot, const std::string& node_id) {
+  const int owner = cfg.owner[slot], to = cfg.migrating_to[slot];
+  return (owner >= 0 && cfg.shards[static_cast<std::size_t>(owner)].master.id == node_id) ||
+         (to >= 0 && cfg.shards[static_cast<std::size_t>(to)].master.id == node_id);
 }
 }  // namespace
 
@@ -55,6 +64,28 @@ std::vector<bool> Migrator::take_regained(const ClusterConfig& cfg) {
     }
   }
   return regained;
+}
+
+bool Migrator::in_flight(std::span<const std::string_view> keys) const {
+  // relaxed: flying_ changes only inside the migrator's escalations, and a command reads it
+  // inside its own key locks, so the Atomicity gate orders the two (as BlockingRegistry::active).
+  if (flying_.load(std::memory_order_relaxed) == 0) return false;
+  std::lock_guard lock(flight_mu_);
+  for (std::string_view k : keys)
+    if (flight_.find(std::string(k)) != flight_.end()) return true;
+  return false;
+}
+
+void Migrator::freeze(const std::vector<std::string_view>& keys) {
+  std::lock_guard lock(flight_mu_);
+  for (std::string_view k : keys) flight_.emplace(k);
+  flying_.store(flight_.size(), std::memory_order_relaxed);  // relaxed: see in_flight()
+}
+
+void Migrator::thaw(const std::vector<std::string_view>& keys) {
+  std::lock_guard lock(flight_mu_);
+  for (std::string_view k : keys) flight_.erase(std::string(k));
+  flying_.store(flight_.size(), std::memory_order_relaxed);  // relaxed: see in_flight()
 }
 
 std::string Migrator::status() const {
@@ -165,6 +196,39 @@ void Migrator::migrate(const Job& job) {
       return;
     }
     redisSetTimeout(c.get(), tv);
+    // The target accepts RESTORE-ASKING only once it imports the slots, i.e. holds this
+    // configuration or a newer one. The manager pushes to the target first, but with migrations
+    // in both directions each node is the other's target and one of them hears first: wait for
+    // the target's epoch (bounded; a newer configuration here ends the wait).
+    {
+      const auto give_up = std::chrono::steady_clock::now() + kTargetEpochWait;
+      bool ready = false;
+      while (!ready && current() && std::chrono::steady_clock::now() < give_up) {
+        std::unique_ptr<redisReply, decltype(&freeReplyObject)> r(
+            static_cast<redisReply*>(redisCommand(c.get(), "CLUSTER INFO")), &freeReplyObject);
+        if (r == nullptr) break;       // the connection failed: reported below
+        const std::string_view text =  // a bulk string: hiredis speaks RESP2
+            r->type == REDIS_REPLY_STRING ? std::string_view(r->str, r->len) : std::string_view();
+        constexpr std::string_view kField = "cluster_current_epoch:";
+        const std::size_t at = text.find(kField);
+        if (at != std::string_view::npos &&
+            std::strtoull(text.data() + at + kField.size(), nullptr, 10) >= cfg.epoch) {
+          ready = true;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+      }
+      if (!ready) {
+        if (!current()) {
+          set_state("cancelled");
+        } else {
+          set_state("failed", "target " + target.ip + ":" + std::to_string(target.port) +
+                                  " did not reach epoch " + std::to_string(cfg.epoch) +
+                                  (c->err ? ": " + std::string(c->errstr) : std::string()));
+        }
+        return;
+      }
+    }
     // Passes until one finds no key of the migrating slots (d in the header).
     for (;;) {
       std::vector<std::string> keys;
@@ -181,10 +245,10 @@ void Migrator::migrate(const Job& job) {
         std::string error;
         std::size_t moved = 0;
         bool stale = !current();
+        std::vector<std::string_view> sent;
         if (!stale) {
-          // a. Under the batch's locks: read, send, wait for +OK, delete.
+          // a. Under the batch's locks: read and freeze each key, queue its RESTORE (no I/O).
           const std::int64_t now = wall_now_ms();
-          std::vector<std::string_view> sent;
           for (std::string_view key : batch) {
             Value v;
             bool live = false;
@@ -202,29 +266,49 @@ void Migrator::migrate(const Job& job) {
             redisAppendCommandArgv(c.get(), 6, argv, lens);
             sent.push_back(key);
           }
-          for (std::string_view key : sent) {
-            void* raw = nullptr;
-            if (redisGetReply(c.get(), &raw) != REDIS_OK || raw == nullptr) {
-              if (error.empty()) error = "target connection lost: " + std::string(c->errstr);
-              break;  // the connection is unusable: no later reply arrives
-            }
-            std::unique_ptr<redisReply, decltype(&freeReplyObject)> r(static_cast<redisReply*>(raw),
-                                                                      &freeReplyObject);
-            if (r->type == REDIS_REPLY_STATUS && std::string_view(r->str, r->len) == "OK") {
-              db.erase(key);  // acknowledged: the target holds it
-              ++moved;
-            } else if (error.empty()) {
-              error = "target refused " + std::string(key) + ": " +
-                      (r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "?");
-            }
-          }
+          freeze(sent);
         }
         gate.end_multi(slot_index, &held);
-        gate.offline(slot_index);  // between batches the migrator runs no command
+        gate.offline(slot_index);  // no lock is held across the round trip
+        // The round trip, with no lock held (a in the header says why that matters).
+        std::vector<bool> acked(sent.size(), false);
+        for (std::size_t i = 0; i < sent.size(); ++i) {
+          void* raw = nullptr;
+          if (redisGetReply(c.get(), &raw) != REDIS_OK || raw == nullptr) {
+            if (error.empty()) error = "target connection lost: " + std::string(c->errstr);
+            break;  // the connection is unusable: no later reply arrives
+          }
+          std::unique_ptr<redisReply, decltype(&freeReplyObject)> r(static_cast<redisReply*>(raw),
+                                                                    &freeReplyObject);
+          if (r->type == REDIS_REPLY_STATUS && std::string_view(r->str, r->len) == "OK") {
+            acked[i] = true;  // the target holds it
+          } else if (error.empty()) {
+            error = "target refused " + std::string(sent[i]) + ": " +
+                    (r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "?");
+          }
+        }
+        if (!sent.empty()) {
+          // Under the frozen keys' locks: delete what the target acknowledged, if the slot is
+          // still the target's to have (a configuration may have arrived meanwhile), and thaw
+          // the batch. A key not deleted stays here, unchanged: frozen keys were refused to every
+          // command, and only deletions that take no route (FLUSHALL, expiry) could touch it.
+          gate.begin_multi(slot_index, sent, false, &held);
+          const auto now_cfg = cluster.config();
+          for (std::size_t i = 0; i < sent.size(); ++i) {
+            if (acked[i] && entitled(*now_cfg, key_hash_slot(sent[i]), target.id)) {
+              db.erase(sent[i]);
+              ++moved;
+            }
+          }
+          thaw(sent);
+          gate.end_multi(slot_index, &held);
+          gate.offline(slot_index);
+        }
         {
           std::lock_guard lock(mu_);
           keys_moved_ += moved;
         }
+        if (!current()) stale = true;
         if (stale) {
           set_state("cancelled");
           return;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "server/cluster.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/value_types.hpp"
@@ -62,6 +63,14 @@ std::shared_ptr<BlockedClient> BlockingRegistry::find(std::uint64_t conn_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_conn_.find(conn_id);
   return it == by_conn_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<BlockedClient>> BlockingRegistry::all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<BlockedClient>> out;
+  out.reserve(by_conn_.size());
+  for (const auto& [id, b] : by_conn_) out.push_back(b);
+  return out;
 }
 
 ReadyKeys& ready_keys() {
@@ -416,6 +425,36 @@ bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {
       with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
                  : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"));
   return true;
+}
+
+std::size_t redirect_blocked_clients(Server& server, const ClusterConfig& cfg) {
+  if (!server.blocking().active()) return 0;
+  std::size_t ended = 0;
+  for (const auto& b : server.blocking().all()) {
+    if (b->keys.empty()) continue;
+    // Every key of a blocked command hashes to one slot (CROSSSLOT otherwise): the first decides.
+    const unsigned slot = key_hash_slot(b->keys[0]);
+    const int owner = cfg.owner[slot];
+    if (cfg.self >= 0 && (owner == cfg.self || cfg.migrating_to[slot] == cfg.self)) continue;
+    std::string reply;
+    if (cfg.self < 0) {
+      reply = "-CLUSTERDOWN The cluster is down\r\n";
+    } else if (owner < 0) {
+      reply = "-CLUSTERDOWN Hash slot not served\r\n";
+    } else {
+      const ClusterNode& n = cfg.shards[static_cast<std::size_t>(owner)].master;
+      reply = "-MOVED " + std::to_string(slot) + " " + n.ip + ":" + std::to_string(n.port) + "\r\n";
+    }
+    int expected = BlockedClient::kWaiting;
+    // acq_rel, as unblock_client: the winner of kWaiting owns the waiter's single reply.
+    if (!b->state.compare_exchange_strong(expected, BlockedClient::kDone,
+                                          std::memory_order_acq_rel))
+      continue;  // served, timed out or disconnected meanwhile
+    server.blocking().remove(*b);
+    server.worker(b->worker).post_unblock(b->conn_id, b.get(), std::move(reply));
+    ++ended;
+  }
+  return ended;
 }
 
 }  // namespace kvlab::server

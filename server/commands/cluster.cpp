@@ -260,6 +260,11 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
   }
   const auto next = cfg;
   const std::vector<unsigned> lost = cl.set_config(std::move(cfg));
+  // Clients blocked on a key of a slot this node no longer serves would wait for a write that
+  // can never come here: they get MOVED now (Redis 7.0 does it from clientsCron, within a
+  // second; here the configuration is the only thing that changes ownership). Every key is
+  // locked, so no waiter is being served or registered meanwhile.
+  redirect_blocked_clients(ctx.server, *next);
   if (cl.migrator_if_started() == nullptr && lost.empty() && !next->has_migrations) {
     ctx.reply.ok();
     return;

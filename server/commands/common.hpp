@@ -31,6 +31,12 @@ void serve_blocked(CommandContext& ctx);
 // CLIENT UNBLOCK: ends conn_id's wait with the timeout reply or an UNBLOCKED error. False when it
 // was not blocked (or was being served).
 bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error);
+// Cluster mode, after a new configuration was published (KVLAB CLUSTER CONFIG, with every key
+// locked): ends the wait of every client blocked on a key of a slot this node neither owns nor
+// imports, with -MOVED slot host:port (-CLUSTERDOWN when the slot has no owner or the node is
+// not in the configuration), as Redis 7.0's clusterRedirectBlockedClientIfNeeded. A slot that
+// migrates away is still this node's: its waiters stay, as in 7.0. Returns how many it ended.
+std::size_t redirect_blocked_clients(Server& server, const ClusterConfig& cfg);
 // Serves a client blocked by XREAD (argv as it registered, with "$" resolved) from key, writing
 // its reply to w; false when key holds nothing after the client's ID (streams.cpp).
 bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,

@@ -6,8 +6,9 @@ redirection rules (MOVED to the right node, CROSSSLOT, EXEC over several slots),
 for its configuration (CLUSTERDOWN, cluster_state:fail), bad configurations and migrations refused
 with the old one kept, the keys of slots a node loses deleted in the background (and never seen
 again when the slots come back), and a migrating slot's routing on a source whose migration failed
-(served, ASK, TRYAGAIN; MOVED from a non-importing node even after ASKING). Live migration under
-load: cluster_migration_test.py.
+(served, ASK, TRYAGAIN; MOVED from a non-importing node even after ASKING), and clients blocked
+on a slot the node loses (MOVED at once; a slot it keeps or that only starts migrating keeps its
+waiters). Live migration under load: cluster_migration_test.py.
 
 Usage: cluster_test.py KVLAB_SERVER KVLAB_CLI          (exit 77 without python3-redis)
 """
@@ -297,8 +298,8 @@ def configuration(server):
               "a migration of %s is refused (%s)" % (name, got))
     check(json.loads(a.execute_command("KVLAB", "CLUSTER", "GETCONFIG"))["epoch"] == 4,
           "after refused migrations the node keeps its old configuration")
-    # A migration whose target never heard of it: B refuses RESTORE-ASKING (MOVED), so the
-    # migration fails and the keys stay on A, which answers by Redis's rules meanwhile.
+    # A migration whose target never heard of it: A waits (5 s) for B to hold the configuration,
+    # then fails, and the keys stay on A, which answers by Redis's rules meanwhile.
     b = redis.Redis(port=ports[1])
     tag = next(t for t in ("{t%d}" % i for i in range(1000)) if b.cluster("KEYSLOT", t) <= 4095)
     slot = b.cluster("KEYSLOT", tag)
@@ -307,13 +308,13 @@ def configuration(server):
     mig["shards"][0]["migrations"] = [{"slot_ranges": [{"start": slot, "end": slot}],
                                        "node_id": ids[1]}]
     a.execute_command("KVLAB", "CLUSTER", "CONFIG", json.dumps(mig))
-    deadline = time.time() + 10
+    deadline = time.time() + 15
     info = b""
     while time.time() < deadline and b"kvlab_migration_state:failed" not in info:
         info = a.execute_command("CLUSTER", "INFO")
         time.sleep(0.05)
-    check(b"kvlab_migration_state:failed" in info and b"MOVED" in info,
-          "a migration the target refuses fails and says why")
+    check(b"kvlab_migration_state:failed" in info and b"did not reach epoch 6" in info,
+          "a migration whose target lacks its configuration fails and says why")
 
     def answer(node, *args):
         try:
@@ -334,6 +335,103 @@ def configuration(server):
           "a node not importing the slot answers MOVED even after ASKING (%s)" % got)
 
 
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def read_reply(sock, limit):
+    """The raw bytes of one reply (the first line, plus the rest of a short array), or b"" when
+    nothing arrives within `limit` seconds."""
+    sock.settimeout(limit)
+    data = b""
+    try:
+        while not data.endswith(b"\r\n") or (data.startswith(b"*") and data.count(b"\r\n") < 5):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    return data
+
+
+def blocked_clients(server):
+    """Redis 7.0's clusterRedirectBlockedClientIfNeeded: a client blocked on a key whose slot the
+    node no longer serves gets -MOVED and is unblocked; one on a slot it keeps, or on a slot that
+    only starts migrating away, stays blocked and is served later."""
+    ids = ["%040x" % (i + 0x11) for i in range(2)]
+    ports = [start_node(server, "yes", ids[i]) for i in range(2)]
+
+    def cfg(epoch, ranges, migrations=None):
+        shards = [{"slot_ranges": [{"start": s, "end": e} for s, e in ranges[i]],
+                   "master": {"id": ids[i], "ip": "127.0.0.1", "port": ports[i]}, "replicas": []}
+                  for i in range(2)]
+        if migrations:
+            shards[0]["migrations"] = migrations
+        return json.dumps({"epoch": epoch, "shards": shards})
+
+    def push(c):
+        for p in reversed(ports):  # the gaining node first, as the manager does
+            redis.Redis(port=p).execute_command("KVLAB", "CLUSTER", "CONFIG", c)
+
+    push(cfg(1, [[(0, 8191)], [(8192, 16383)]]))
+    a = redis.Redis(port=ports[0])
+    slot_of = lambda k: a.cluster("KEYSLOT", k)
+    # Three list keys on A: one in 0-4095 (moves to B), one in 4096-6143 (stays), one in
+    # 6144-8191 (first migrates, then moves).
+    pick = lambda lo, hi, p: next(k for k in ("%s%d" % (p, i) for i in range(10000))
+                                  if lo <= slot_of(k) <= hi)
+    moving, staying, migrating = pick(0, 4095, "bm"), pick(4096, 6143, "bs"), pick(6144, 8191, "bg")
+    stream = pick(0, 4095, "bx")
+    socks = {}
+    for name, cmd in [("moving", ("BLPOP", moving, 0)), ("staying", ("BLPOP", staying, 0)),
+                      ("migrating", ("BZPOPMIN", migrating, 0)),
+                      ("stream", ("XREAD", "BLOCK", 0, "STREAMS", stream, "$"))]:
+        s = socket.create_connection(("127.0.0.1", ports[0]))
+        s.sendall(resp(*cmd))
+        socks[name] = s
+    deadline = time.time() + 5
+    while time.time() < deadline and a.info("clients")["blocked_clients"] < 4:
+        time.sleep(0.02)
+    check(a.info("clients")["blocked_clients"] == 4, "four clients block on node A")
+    # 6144-8191 starts migrating to B: in 7.0 the slot is still A's, so its waiter stays.
+    push(cfg(2, [[(0, 8191)], [(8192, 16383)]],
+             [{"slot_ranges": [{"start": 6144, "end": 8191}], "node_id": ids[1]}]))
+    got = read_reply(socks["migrating"], 0.5)
+    check(got == b"", "a client blocked on a slot that starts migrating away stays blocked (%r)"
+          % got)
+    # 0-4095 moves to B and 6144-8191's migration ends there.
+    t0 = time.time()
+    push(cfg(3, [[(4096, 6143)], [(0, 4095), (6144, 16383)]]))
+    got = read_reply(socks["moving"], 3)
+    took = time.time() - t0
+    want = b"-MOVED %d 127.0.0.1:%d\r\n" % (slot_of(moving), ports[1])
+    check(got == want and took < 2,
+          "a BLPOP on a slot that moved gets %r within 2 s (%r after %.2f s)" % (want, got, took))
+    got = read_reply(socks["stream"], 3)
+    want = b"-MOVED %d 127.0.0.1:%d\r\n" % (slot_of(stream), ports[1])
+    check(got == want, "an XREAD BLOCK on a slot that moved gets %r (%r)" % (want, got))
+    got = read_reply(socks["migrating"], 3)
+    want = b"-MOVED %d 127.0.0.1:%d\r\n" % (slot_of(migrating), ports[1])
+    check(got == want, "a BZPOPMIN on a slot whose migration ended gets %r (%r)" % (want, got))
+    check(read_reply(socks["staying"], 0.3) == b"",
+          "a BLPOP on a slot the node keeps is not disturbed")
+    a.lpush(staying, "v")
+    got = read_reply(socks["staying"], 3)
+    want = b"*2\r\n$%d\r\n%s\r\n$1\r\nv\r\n" % (len(staying), staying.encode())
+    check(got == want, "it is served by a later LPUSH (%r)" % got)
+    for name in ("moving", "stream", "migrating"):  # the redirected connections still work
+        socks[name].sendall(resp("PING"))
+        check(read_reply(socks[name], 3) == b"+PONG\r\n",
+              "the redirected %s client's connection serves the next command" % name)
+    for s in socks.values():
+        s.close()
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -342,6 +440,7 @@ def main():
     try:
         emulated(server)
         configuration(server)
+        blocked_clients(server)
         if os.access(kvlab, os.X_OK):
             local_cluster(server, kvlab)
         else:  # the sanitizer builds of .ci/run build the server, not the CLI
