@@ -8,6 +8,7 @@
 #include "server/atomicity.hpp"
 #include "server/db.hpp"
 #include "server/memory.hpp"
+#include "server/server.hpp"
 
 namespace kvlab::server {
 // MEMORY USAGE's estimate of one key (server/commands/introspection.cpp).
@@ -201,12 +202,11 @@ void Eviction::reconfigure() {
   std::lock_guard<std::mutex> lock(config_mu_);
   const EvictPolicy p = policy();
   const bool track = maxmemory() != 0 && p != EvictPolicy::kNoEviction;
-  Kind k = Kind::kNone;
-  if (track) {
-    if (p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kVolatileLru) k = Kind::kLru;
-    if (p == EvictPolicy::kAllkeysLfu || p == EvictPolicy::kVolatileLfu) k = Kind::kLfu;
-    if (p == EvictPolicy::kAllkeysSieve || p == EvictPolicy::kAllkeysS3Fifo) k = Kind::kFreq;
-  }
+  // The word is kept whatever maxmemory is (eviction.hpp): the clock unless the policy says
+  // otherwise, as Redis.
+  Kind k = Kind::kLru;
+  if (p == EvictPolicy::kAllkeysLfu || p == EvictPolicy::kVolatileLfu) k = Kind::kLfu;
+  if (p == EvictPolicy::kAllkeysSieve || p == EvictPolicy::kAllkeysS3Fifo) k = Kind::kFreq;
   // Drop the structures of the previous setting; the next eviction refills the current ones from
   // the keyspace (a hook racing with this may leave a stale name: harmless, safety 5).
   all_.clear();
@@ -339,20 +339,42 @@ void Eviction::end_iteration(unsigned w, std::int64_t now_ms) {
   ws.pending_at = (ws.pending_at + 1) % WorkerState::kPendingIterations;
   ws.pending -= ws.pending_ring[ws.pending_at];
   ws.pending_ring[ws.pending_at] = 0;
-  std::uint32_t init = 0;
+  tick(now_ms);
+}
+
+std::uint32_t Eviction::initial_word(std::int64_t now_ms) const {
   switch (kind_.load(std::memory_order_relaxed)) {  // relaxed: a hint
     case Kind::kLru:
-      init = static_cast<std::uint32_t>(now_ms);
-      break;
+      return static_cast<std::uint32_t>(now_ms);
     case Kind::kLfu:
-      init = (lfu_minutes(now_ms) << 8) | kLfuInit;
-      break;
-    default:
-      init = 0;
+      return (lfu_minutes(now_ms) << 8) | kLfuInit;
+    case Kind::kFreq:
+      return 0;
   }
-  // relaxed: new Objects read it as a hint (object.hpp).
-  if (g_initial_access.load(std::memory_order_relaxed) != init)
-    g_initial_access.store(init, std::memory_order_relaxed);
+  return 0;
+}
+
+std::int64_t Eviction::clock_ms() {
+  return t_now_ms != 0 ? t_now_ms : wall_ms();  // a thread that never ticked: the wall clock
+}
+
+void Eviction::restore_access(const Object& o, std::int64_t idle_s, int freq,
+                              std::int64_t now_ms) const {
+  switch (kind_.load(std::memory_order_relaxed)) {  // relaxed: a hint
+    case Kind::kLfu:
+      if (freq >= 0) o.set_access((lfu_minutes(now_ms) << 8) | static_cast<std::uint32_t>(freq));
+      return;
+    case Kind::kLru:
+      if (idle_s >= 0) {
+        // The word spans 2^32 ms (49.7 days); a longer idle time is clamped to that span.
+        constexpr std::int64_t kMaxIdleMs = std::numeric_limits<std::uint32_t>::max();
+        const std::int64_t idle_ms = idle_s > kMaxIdleMs / 1000 ? kMaxIdleMs : idle_s * 1000;
+        o.set_access(static_cast<std::uint32_t>(now_ms) - static_cast<std::uint32_t>(idle_ms));
+      }
+      return;
+    case Kind::kFreq:
+      return;
+  }
 }
 
 std::uint64_t Eviction::evicted_keys() const {

@@ -478,6 +478,7 @@ void Worker::accept_all() {
 
 void Worker::on_event(Connection* c, std::uint32_t events) {
   const std::int64_t now = wall_ms();
+  server_.eviction().tick(now);  // the clock new values and writes' touches use (eviction.hpp)
   if (events & EPOLLOUT) {
     if (!flush(*c)) return;
     if (c->paused && c->out.size() < kOutputPauseBytes / 2) {
