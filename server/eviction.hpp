@@ -59,8 +59,17 @@
 // main queue and evicts the others into the ghost; the main queue reinserts keys read since
 // (decrementing their count) and evicts the others. Inserts push lock-free (any worker); the
 // evicting side (pops, reinsertions) runs under one mutex, so single-consumer backends fit too.
-// The ghost is a direct-mapped table of 2^16 hashes (a later hash overwrites an older one: a FIFO
-// approximated by collisions, as fixed-size ghost filters do).
+// The ghost is a direct-mapped table of 64-bit key hashes (a later hash overwrites an older one: a
+// FIFO approximated by collisions, as fixed-size ghost filters do), sized like the paper's ghost
+// queue, which holds as many entries as the main queue: the next power of two at or above the
+// tracked key count (small + main), between 2^10 and 2^22 slots (8 KiB .. 32 MiB, counted in
+// used_memory). The evicting side resizes it (under s3_mu_, before an eviction) when the count
+// has grown past it or fallen below a quarter of it — so after CONFIG SET maxmemory, whose
+// rebuild refills the counts, it follows the new cache size at the next eviction; entries are
+// rehashed into the new table (full hashes are kept for that). Readers (inserts on any worker,
+// and an evicting worker recording its victim) load the table pointer with acquire inside a
+// reclaim::Guard; a replaced table is retired to the epoch reclaimer, so it is freed only after
+// every such reader has left. A victim recorded into a table being replaced may be lost: a hint.
 //
 // Safety under the concurrent keyspace (the argument; the eviction test checks it under TSan):
 // 1. An eviction is a deletion through the keyspace's own atomic update(key, fn), the operation
@@ -355,8 +364,23 @@ class Eviction {
   std::mutex s3_mu_;  // the consuming side of both queues
   std::unique_ptr<MessageQueue> small_, main_;
   std::atomic<std::int64_t> small_n_{0}, main_n_{0};  // relaxed: sizing hints
-  static constexpr std::size_t kGhostSlots = 1u << 16;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> ghost_;  // relaxed: a hint
+
+ public:
+  static constexpr std::size_t kGhostMin = std::size_t{1} << 10, kGhostMax = std::size_t{1} << 22;
+  // The ghost's slot count for `keys` tracked keys (a power of two in [kGhostMin, kGhostMax]).
+  static std::size_t ghost_slots_for(std::int64_t keys);
+  std::size_t ghost_slots() const;  // the current table's (0 when none); a statistic
+
+ private:
+  struct Ghost {
+    explicit Ghost(std::size_t n);
+    std::size_t mask;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> slots;  // relaxed: hints; 0 = empty
+  };
+  void resize_ghost();  // REQUIRES: s3_mu_ held
+  // acquire loads / release store: a reader sees the table initialized (its mask and zeroed
+  // slots) before it uses it. Written only under s3_mu_; replaced tables go to reclaim::retire.
+  std::atomic<Ghost*> ghost_{nullptr};
 };
 
 }  // namespace kvlab::server

@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/server/harness.hpp"
 
@@ -228,6 +229,56 @@ TEST_CASE("LRU keeps recently read keys, LFU frequently read keys, volatile-ttl 
     MESSAGE("ttl: short-TTL survivors " << soon << ", long-TTL " << late);
     CHECK(late > 2 * soon);
   }
+}
+
+// S3-FIFO's ghost [yang2023s3fifo]: a key evicted from the small queue leaves its hash in the
+// ghost, and when the key is written again it enters the main queue, which a scan of one-hit keys
+// does not reach (the small queue keeps >= 10 % of the keys, so it is evicted from first). The
+// trace: fill three times the cache with unread keys (all evicted through the small queue into the
+// ghost), write again the last 400 that were evicted (ghost hits: main queue), then scan twice the
+// cache of new one-hit keys. The returning keys survive the scan; without the ghost they would
+// enter the small queue and be swept out with the scan. ~3,000 keys fit, so a ghost sized from the
+// counts (4,096 slots) holds them, as the old fixed 65,536-slot table did.
+TEST_CASE("S3-FIFO's ghost sends a key evicted from the small queue to the main queue") {
+  kvtest::ServerProcess s(
+      {"--threads", "1", "--maxmemory", "4mb", "--maxmemory-policy", "allkeys-s3fifo"});
+  REQUIRE(s.running());
+  Client c(s.port());
+  constexpr int kFill = 9000, kBack = 400;
+  CHECK(fill(c, "a:", 0, kFill, 1000) == 0);
+  const std::uint64_t resident = c("DBSIZE").integer;
+  MESSAGE("s3fifo: " << resident << " keys fit, evicted " << info_u64(c, "evicted_keys"));
+  REQUIRE(resident < kFill / 2);
+  std::vector<int> back;  // the last kBack evicted keys, newest eviction first
+  for (int i = kFill - 1; i >= 0 && static_cast<int>(back.size()) < kBack; --i)
+    if (c("EXISTS a:" + std::to_string(i)).integer == 0) back.push_back(i);
+  REQUIRE(static_cast<int>(back.size()) == kBack);
+  for (int i : back)
+    REQUIRE(c("SET a:" + std::to_string(i) + " " + std::string(1000, 'w')).is_status("OK"));
+  CHECK(fill(c, "scan:", 0, 2 * static_cast<std::size_t>(resident), 1000) == 0);
+  int survivors = 0;
+  for (int i : back) survivors += static_cast<int>(c("EXISTS a:" + std::to_string(i)).integer);
+  MESSAGE("s3fifo: returning keys that survived the scan " << survivors << " of " << kBack);
+  CHECK(survivors > kBack * 3 / 4);
+}
+
+// The ghost is sized from the tracked keys: at a maxmemory of a few hundred KiB the old fixed
+// 512 KiB ghost alone exceeded the limit, so the cache held nothing (every write was evicted at
+// once, or refused with OOM; papers/eviction.md). ~2,300 keys of 200 bytes fit in 700 KiB.
+TEST_CASE("S3-FIFO at a small maxmemory holds keys: its ghost follows the cache size") {
+  kvtest::ServerProcess s(
+      {"--threads", "1", "--maxmemory", "700kb", "--maxmemory-policy", "allkeys-s3fifo"});
+  REQUIRE(s.running());
+  Client c(s.port());
+  std::string err;
+  const std::size_t errors = fill(c, "k:", 0, 6000, 200, 0, &err);
+  MESSAGE("s3fifo at 700kb: " << errors << " errors (" << err << "), " << c("DBSIZE").integer
+                              << " keys, evicted " << info_u64(c, "evicted_keys")
+                              << ", used_memory " << info_u64(c, "used_memory"));
+  CHECK(errors == 0);
+  CHECK(c("DBSIZE").integer >= 1000);
+  CHECK(info_u64(c, "evicted_keys") > 0);
+  CHECK(info_u64(c, "used_memory") <= 700 * 1024 + kUsedSlack);
 }
 
 TEST_CASE("the OOM error text is redis-server's") {
