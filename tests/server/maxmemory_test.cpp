@@ -294,33 +294,52 @@ TEST_CASE("the OOM error text is redis-server's") {
 }
 
 // Property: while evictions run, every GET returns either nil or a complete value that some
-// client wrote for that very key (no torn value, no value of another key, no freed memory), and
-// the server survives. Values carry their key and a version and are long enough to span pool
-// classes; four clients write and read over two workers under each policy family.
+// client wrote for that very key (no torn value, no value of another key, no freed memory), the
+// server survives, and used_memory stays within maxmemory plus the documented slack. Values carry
+// their key, their writer's id and that writer's counter (which must not be ahead of what the
+// writer had sent), and are long enough to span pool classes; four clients write, read and
+// delete over two workers under each policy family. .ci/run runs this case alone against a
+// ThreadSanitizer build of the server (about 2.5 s per policy, time-bounded; the other cases of
+// this file measure RSS, which TSan's shadow memory inflates).
 TEST_CASE("values stay whole or absent while concurrent clients write and eviction runs") {
+  constexpr int kWriters = 4;
+  constexpr std::size_t kLimit = 3u << 20;
   for (const char* policy : {"allkeys-lru", "allkeys-sieve", "allkeys-s3fifo", "volatile-ttl"}) {
     CAPTURE(policy);
     kvtest::ServerProcess s({"--threads", "2", "--maxmemory", "3mb", "--maxmemory-policy", policy});
     REQUIRE(s.running());
-    std::atomic<long> bad{0}, hits{0}, oks{0};
+    std::atomic<long> bad{0}, hits{0}, oks{0}, dels{0};
+    std::atomic<std::uint64_t> max_used{0};
+    // sent[t]: the highest counter writer t has sent. seq_cst: stored before the SET is written
+    // to the socket, so a reader that gets the value back finds it stored.
+    std::atomic<long> sent[kWriters] = {};
+    std::atomic<bool> done{false};
     std::vector<std::thread> threads;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
-    for (int t = 0; t < 4; ++t) {
+    for (int t = 0; t < kWriters; ++t) {
       threads.emplace_back([&, t] {
         Client c(s.port());
         std::mt19937 rng(t);
         long version = 0;
         while (std::chrono::steady_clock::now() < deadline) {
           const std::string key = "c:" + std::to_string(rng() % 6000);
-          std::string value = key + "|" + std::to_string(t) + "." + std::to_string(version++) + "|";
-          const std::size_t len = 100 + rng() % 900;
-          while (value.size() < len) value += key;
-          value += "|end";
-          c.append({"SET", key, value, "EX", "100000"});
+          const bool del = rng() % 8 == 0;
+          if (del) {
+            c.append({"DEL", key});
+          } else {
+            std::string value =
+                key + "|" + std::to_string(t) + "." + std::to_string(++version) + "|";
+            const std::size_t len = 100 + rng() % 900;
+            while (value.size() < len) value += key;
+            value += "|end";
+            sent[t].store(version, std::memory_order_seq_cst);
+            c.append({"SET", key, value, "EX", "100000"});
+          }
           const std::string read_key = "c:" + std::to_string(rng() % 6000);
           c.append({"GET", read_key});
           const Reply w = c.get_reply();
           if (w.is_status("OK")) ++oks;
+          if (del && w.type == REDIS_REPLY_INTEGER) ++dels;
           const Reply r = c.get_reply();
           if (r.type == -1 || w.type == -1) {
             ++bad;
@@ -328,28 +347,49 @@ TEST_CASE("values stay whole or absent while concurrent clients write and evicti
           }
           if (r.is_nil()) continue;
           ++hits;
-          // Whole: starts with its own key, ends with the marker, and repeats the key.
+          // Whole: starts with its own key, a writer id and a counter that writer had sent, ends
+          // with the marker, and repeats the key in between.
           const std::string& v = r.str;
           const std::size_t bar = v.find('|');
-          const std::string k = v.substr(0, bar);
-          bool ok = bar != std::string::npos && k == read_key && v.size() >= 4 &&
-                    v.compare(v.size() - 4, 4, "|end") == 0;
+          const std::size_t dot = v.find('.', bar + 1);
+          const std::size_t bar2 = v.find('|', bar + 1);
+          bool ok = bar != std::string::npos && dot != std::string::npos &&
+                    bar2 != std::string::npos && dot < bar2 && v.compare(0, bar, read_key) == 0 &&
+                    v.size() >= 4 && v.compare(v.size() - 4, 4, "|end") == 0;
           if (ok) {
-            const std::size_t body = v.find('|', bar + 1) + 1;
-            for (std::size_t i = body; i + k.size() <= v.size() - 4; i += k.size())
-              ok = ok && v.compare(i, k.size(), k) == 0;
+            const int writer = std::atoi(v.substr(bar + 1, dot - bar - 1).c_str());
+            const long counter = std::atol(v.substr(dot + 1, bar2 - dot - 1).c_str());
+            ok = writer >= 0 && writer < kWriters && counter >= 1 &&
+                 counter <= sent[writer].load(std::memory_order_seq_cst);
+            for (std::size_t i = bar2 + 1; ok && i + bar <= v.size() - 4; i += bar)
+              ok = v.compare(i, bar, read_key) == 0;
           }
           if (!ok) ++bad;
         }
       });
     }
-    for (auto& th : threads) th.join();
+    threads.emplace_back([&] {  // used_memory, sampled while the writers run
+      Client c(s.port());
+      while (!done.load(std::memory_order_relaxed)) {
+        max_used.store(std::max(max_used.load(), info_u64(c, "used_memory")));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+    for (int t = 0; t < kWriters; ++t) threads[static_cast<std::size_t>(t)].join();
+    done.store(true, std::memory_order_relaxed);
+    threads.back().join();
     Client c(s.port());
-    MESSAGE(std::string(policy) << ": writes " << oks.load() << ", read hits " << hits.load()
-                                << ", evicted " << info_u64(c, "evicted_keys"));
+    MESSAGE(std::string(policy) << ": writes " << oks.load() << ", deletes " << dels.load()
+                                << ", read hits " << hits.load() << ", evicted "
+                                << info_u64(c, "evicted_keys") << ", max used_memory "
+                                << max_used.load());
     CHECK(bad == 0);
     CHECK(oks > 0);
+    CHECK(dels > 0);
+    CHECK(hits > 0);
     CHECK(c("PING").is_status("PONG"));
     CHECK(info_u64(c, "evicted_keys") > 0);
+    CHECK(max_used.load() <= kLimit + kUsedSlack);
+    CHECK(info_u64(c, "used_memory") <= kLimit + kUsedSlack);
   }
 }
