@@ -45,6 +45,12 @@ std::size_t estimate_bytes(std::string_view key, const Value& v) {
   return key.size() + obj + 64;
 }
 
+// A ghost hash's slot. The hash's low bit is forced to 1 (0 marks an empty slot), so it is shifted
+// out: indexing by the low bits left every even slot unused (half the table).
+std::size_t ghost_slot(std::uint64_t h, std::size_t mask) {
+  return static_cast<std::size_t>(h >> 1) & mask;
+}
+
 std::uint32_t lfu_minutes(std::int64_t now_ms) {
   return static_cast<std::uint32_t>(now_ms / 60000) & 0xffffu;
 }
@@ -210,7 +216,7 @@ void Eviction::resize_ghost() {
   auto* next = new Ghost(want);
   for (std::size_t i = 0; i < have; ++i) {  // rehash: a later entry overwrites a colliding one
     const std::uint64_t h = old->slots[i].load(std::memory_order_relaxed);
-    if (h != 0) next->slots[h & next->mask].store(h, std::memory_order_relaxed);
+    if (h != 0) next->slots[ghost_slot(h, next->mask)].store(h, std::memory_order_relaxed);
   }
   ghost_.store(next, std::memory_order_release);  // release: next's slots before its pointer
   reclaim::retire(old);                           // freed once no reader's Guard can still hold it
@@ -292,7 +298,7 @@ void Eviction::insert_slow(std::string_view key) {
         const Ghost* gt = ghost_.load(std::memory_order_acquire);  // acquire: see Ghost
         if (gt == nullptr) return;
         // relaxed: the ghost is a hint; a racing overwrite only changes which queue a key enters.
-        ghost = gt->slots[h & gt->mask].load(std::memory_order_relaxed) == h;
+        ghost = gt->slots[ghost_slot(h, gt->mask)].load(std::memory_order_relaxed) == h;
       }
       auto* e = new QueueEntry{std::string(key)};
       MessageQueue& q = ghost ? *main_ : *small_;
@@ -690,7 +696,7 @@ bool Eviction::evict_s3fifo(Db& db, Atomicity& gate, unsigned w, std::size_t* by
         const std::uint64_t h = hash_key(victim->key) | 1;
         reclaim::Guard g;
         Ghost* gt = ghost_.load(std::memory_order_acquire);           // acquire: see Ghost
-        gt->slots[h & gt->mask].store(h, std::memory_order_relaxed);  // relaxed: a hint
+        gt->slots[ghost_slot(h, gt->mask)].store(h, std::memory_order_relaxed);  // relaxed: a hint
       }
       return true;
     }
