@@ -94,9 +94,28 @@ class Db {
     if (done) modified(key, true);
     return done;
   }
+  // A SET-family write of a whole new value (Redis's setKey): as insert_or_assign, and under an
+  // LFU policy the new value inherits the old one's counter, touched (dbSetValue; eviction.hpp).
+  bool overwrite(std::string_view key, Value&& v) {
+    if (eviction_ == nullptr || !eviction_->lfu()) return insert_or_assign(key, std::move(v));
+    const UpdateOutcome o = ks_.update(key, [&](const Value* old) {
+      // The old value counts only while live (Redis's lookupKeyWrite deletes an expired key).
+      if (old != nullptr && !old->expired_at(eviction_->clock())) {
+        eviction_->touch_write(*old->obj);
+        v.obj->set_access(old->obj->access());  // v is not published yet
+      }
+      return Update<Value>::assign(v);  // a copy: fn may run more than once
+    });
+    modified(key, false, o == UpdateOutcome::inserted);
+    return o == UpdateOutcome::inserted;
+  }
+  // fn's key, when present, is touched first (Redis's lookupKeyWrite updates the LRU/LFU word).
   template <class F>
   UpdateOutcome update(std::string_view key, F&& fn) {
-    const UpdateOutcome o = ks_.update(key, fn);
+    const UpdateOutcome o = ks_.update(key, [&](const Value* v) {
+      if (v != nullptr && eviction_ != nullptr) eviction_->touch_write(*v->obj);
+      return fn(v);
+    });
     if (o != UpdateOutcome::unchanged)
       modified(key, o == UpdateOutcome::erased, o == UpdateOutcome::inserted);
     return o;

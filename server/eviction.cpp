@@ -2,12 +2,15 @@
 #include "server/eviction.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <limits>
 
 #include "server/atomicity.hpp"
 #include "server/db.hpp"
 #include "server/memory.hpp"
+#include "server/server.hpp"
+#include "structures/reclaim/epoch.hpp"
 
 namespace kvlab::server {
 // MEMORY USAGE's estimate of one key (server/commands/introspection.cpp).
@@ -40,6 +43,12 @@ std::size_t estimate_bytes(std::string_view key, const Value& v) {
   std::size_t obj = 256;  // a container: its payload is not walked here
   if (v.obj && v.obj->type() == ObjectType::kString) obj = sizeof(Object) + v.obj->capacity();
   return key.size() + obj + 64;
+}
+
+// A ghost hash's slot. The hash's low bit is forced to 1 (0 marks an empty slot), so it is shifted
+// out: indexing by the low bits left every even slot unused (half the table).
+std::size_t ghost_slot(std::uint64_t h, std::size_t mask) {
+  return static_cast<std::size_t>(h >> 1) & mask;
 }
 
 std::uint32_t lfu_minutes(std::int64_t now_ms) {
@@ -177,6 +186,40 @@ Eviction::~Eviction() {
   }
   std::lock_guard<std::mutex> lock(s3_mu_);
   s3_clear();
+  delete ghost_.load(std::memory_order_acquire);  // no worker runs any more
+}
+
+Eviction::Ghost::Ghost(std::size_t n)
+    : mask(n - 1), slots(std::make_unique<std::atomic<std::uint64_t>[]>(n)) {
+  for (std::size_t i = 0; i < n; ++i) slots[i].store(0, std::memory_order_relaxed);  // unpublished
+}
+
+std::size_t Eviction::ghost_slots_for(std::int64_t keys) {
+  const auto k = static_cast<std::size_t>(std::max<std::int64_t>(keys, 1));
+  return std::clamp(std::bit_ceil(k), kGhostMin, kGhostMax);
+}
+
+std::size_t Eviction::ghost_slots() const {
+  reclaim::Guard g;
+  const Ghost* gt = ghost_.load(std::memory_order_acquire);
+  return gt == nullptr ? 0 : gt->mask + 1;
+}
+
+void Eviction::resize_ghost() {
+  Ghost* old = ghost_.load(std::memory_order_relaxed);  // relaxed: written only under s3_mu_
+  if (old == nullptr) return;
+  // relaxed: sizing hints.
+  const std::size_t want = ghost_slots_for(small_n_.load(std::memory_order_relaxed) +
+                                           main_n_.load(std::memory_order_relaxed));
+  const std::size_t have = old->mask + 1;
+  if (want <= have && 4 * want > have) return;  // grown past it, or fallen below a quarter
+  auto* next = new Ghost(want);
+  for (std::size_t i = 0; i < have; ++i) {  // rehash: a later entry overwrites a colliding one
+    const std::uint64_t h = old->slots[i].load(std::memory_order_relaxed);
+    if (h != 0) next->slots[ghost_slot(h, next->mask)].store(h, std::memory_order_relaxed);
+  }
+  ghost_.store(next, std::memory_order_release);  // release: next's slots before its pointer
+  reclaim::retire(old);                           // freed once no reader's Guard can still hold it
 }
 
 std::string_view Eviction::queue_name() const {
@@ -201,12 +244,11 @@ void Eviction::reconfigure() {
   std::lock_guard<std::mutex> lock(config_mu_);
   const EvictPolicy p = policy();
   const bool track = maxmemory() != 0 && p != EvictPolicy::kNoEviction;
-  Kind k = Kind::kNone;
-  if (track) {
-    if (p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kVolatileLru) k = Kind::kLru;
-    if (p == EvictPolicy::kAllkeysLfu || p == EvictPolicy::kVolatileLfu) k = Kind::kLfu;
-    if (p == EvictPolicy::kAllkeysSieve || p == EvictPolicy::kAllkeysS3Fifo) k = Kind::kFreq;
-  }
+  // The word is kept whatever maxmemory is (eviction.hpp): the clock unless the policy says
+  // otherwise, as Redis.
+  Kind k = Kind::kLru;
+  if (p == EvictPolicy::kAllkeysLfu || p == EvictPolicy::kVolatileLfu) k = Kind::kLfu;
+  if (p == EvictPolicy::kAllkeysSieve || p == EvictPolicy::kAllkeysS3Fifo) k = Kind::kFreq;
   // Drop the structures of the previous setting; the next eviction refills the current ones from
   // the keyspace (a hook racing with this may leave a stale name: harmless, safety 5).
   all_.clear();
@@ -218,10 +260,9 @@ void Eviction::reconfigure() {
   {
     std::lock_guard<std::mutex> l(s3_mu_);
     s3_clear();
-    if (p == EvictPolicy::kAllkeysS3Fifo && !ghost_) {
-      ghost_ = std::make_unique<std::atomic<std::uint64_t>[]>(kGhostSlots);
-      for (std::size_t i = 0; i < kGhostSlots; ++i) ghost_[i].store(0, std::memory_order_relaxed);
-    }
+    // The smallest ghost; evict_s3fifo() sizes it from the key counts (eviction.hpp).
+    if (p == EvictPolicy::kAllkeysS3Fifo && ghost_.load(std::memory_order_relaxed) == nullptr)
+      ghost_.store(new Ghost(kGhostMin), std::memory_order_release);  // release: as resize_ghost
   }
   for (unsigned i = 0; i < num_workers_; ++i) workers_[i].pool.clear();  // REQUIRES-free: hint
   // relaxed stores: the hooks read these as hints; a worker that sees the new policy a little
@@ -249,10 +290,16 @@ void Eviction::insert_slow(std::string_view key) {
       return;
     }
     case EvictPolicy::kAllkeysS3Fifo: {
-      if (!small_ || !ghost_) return;
+      if (!small_) return;
       const std::uint64_t h = hash_key(key) | 1;  // 0 marks an empty ghost slot
-      // relaxed: the ghost is a hint; a racing overwrite only changes which queue a key enters.
-      const bool ghost = ghost_[h % kGhostSlots].load(std::memory_order_relaxed) == h;
+      bool ghost = false;
+      {
+        reclaim::Guard g;  // the table may be replaced meanwhile; retired, not freed under us
+        const Ghost* gt = ghost_.load(std::memory_order_acquire);  // acquire: see Ghost
+        if (gt == nullptr) return;
+        // relaxed: the ghost is a hint; a racing overwrite only changes which queue a key enters.
+        ghost = gt->slots[ghost_slot(h, gt->mask)].load(std::memory_order_relaxed) == h;
+      }
       auto* e = new QueueEntry{std::string(key)};
       MessageQueue& q = ghost ? *main_ : *small_;
       if (!q.push(e)) {  // bounded backends are refused at start-up; be safe anyway
@@ -339,20 +386,42 @@ void Eviction::end_iteration(unsigned w, std::int64_t now_ms) {
   ws.pending_at = (ws.pending_at + 1) % WorkerState::kPendingIterations;
   ws.pending -= ws.pending_ring[ws.pending_at];
   ws.pending_ring[ws.pending_at] = 0;
-  std::uint32_t init = 0;
+  tick(now_ms);
+}
+
+std::uint32_t Eviction::initial_word(std::int64_t now_ms) const {
   switch (kind_.load(std::memory_order_relaxed)) {  // relaxed: a hint
     case Kind::kLru:
-      init = static_cast<std::uint32_t>(now_ms);
-      break;
+      return static_cast<std::uint32_t>(now_ms);
     case Kind::kLfu:
-      init = (lfu_minutes(now_ms) << 8) | kLfuInit;
-      break;
-    default:
-      init = 0;
+      return (lfu_minutes(now_ms) << 8) | kLfuInit;
+    case Kind::kFreq:
+      return 0;
   }
-  // relaxed: new Objects read it as a hint (object.hpp).
-  if (g_initial_access.load(std::memory_order_relaxed) != init)
-    g_initial_access.store(init, std::memory_order_relaxed);
+  return 0;
+}
+
+std::int64_t Eviction::clock_ms() {
+  return t_now_ms != 0 ? t_now_ms : wall_ms();  // a thread that never ticked: the wall clock
+}
+
+void Eviction::restore_access(const Object& o, std::int64_t idle_s, int freq,
+                              std::int64_t now_ms) const {
+  switch (kind_.load(std::memory_order_relaxed)) {  // relaxed: a hint
+    case Kind::kLfu:
+      if (freq >= 0) o.set_access((lfu_minutes(now_ms) << 8) | static_cast<std::uint32_t>(freq));
+      return;
+    case Kind::kLru:
+      if (idle_s >= 0) {
+        // The word spans 2^32 ms (49.7 days); a longer idle time is clamped to that span.
+        constexpr std::int64_t kMaxIdleMs = std::numeric_limits<std::uint32_t>::max();
+        const std::int64_t idle_ms = idle_s > kMaxIdleMs / 1000 ? kMaxIdleMs : idle_s * 1000;
+        o.set_access(static_cast<std::uint32_t>(now_ms) - static_cast<std::uint32_t>(idle_ms));
+      }
+      return;
+    case Kind::kFreq:
+      return;
+  }
 }
 
 std::uint64_t Eviction::evicted_keys() const {
@@ -575,7 +644,7 @@ bool Eviction::evict_sieve(Db& db, Atomicity& gate, unsigned w, std::size_t* byt
 }
 
 bool Eviction::evict_s3fifo(Db& db, Atomicity& gate, unsigned w, std::size_t* bytes) {
-  if (!small_ || !ghost_) return false;
+  if (!small_ || ghost_.load(std::memory_order_relaxed) == nullptr) return false;  // a hint
   for (int attempt = 0; attempt < 8; ++attempt) {
     std::unique_ptr<QueueEntry> victim;
     const Object* obj = nullptr;
@@ -584,6 +653,7 @@ bool Eviction::evict_s3fifo(Db& db, Atomicity& gate, unsigned w, std::size_t* by
       // The choice runs under s3_mu_; the deletion after it, without it, so that no worker waits
       // for this mutex while it holds or waits for the atomicity gate.
       std::lock_guard<std::mutex> lock(s3_mu_);
+      if (attempt == 0) resize_ghost();  // the ghost follows the key counts (eviction.hpp)
       // relaxed loads of the sizes: hints for the 10 % split.
       const std::int64_t total =
           small_n_.load(std::memory_order_relaxed) + main_n_.load(std::memory_order_relaxed);
@@ -624,7 +694,9 @@ bool Eviction::evict_s3fifo(Db& db, Atomicity& gate, unsigned w, std::size_t* by
     if (delete_key(db, gate, w, victim->key, obj, false, bytes)) {
       if (victim_small) {
         const std::uint64_t h = hash_key(victim->key) | 1;
-        ghost_[h % kGhostSlots].store(h, std::memory_order_relaxed);  // relaxed: a hint
+        reclaim::Guard g;
+        Ghost* gt = ghost_.load(std::memory_order_acquire);           // acquire: see Ghost
+        gt->slots[ghost_slot(h, gt->mask)].store(h, std::memory_order_relaxed);  // relaxed: a hint
       }
       return true;
     }

@@ -21,7 +21,23 @@
 //   allkeys-sieve / allkeys-s3fifo  the word is a 2-bit saturating read count.
 // A read writes the word only when its value changes (the same ms, a counter increment that the
 // coin refused, a saturated count: no store), so a hot key's header line is not written on every
-// read. With maxmemory 0 nothing is tracked and a read costs one relaxed load more.
+// read.
+//
+// When the word is kept (as Redis 7.0, db.c lookupKey / object.c): always, whatever maxmemory is —
+// the LRU clock under every policy that is not LFU (noeviction, the default, included: Redis sets
+// the clock on every lookup unless the policy is LFU, so OBJECT IDLETIME works without maxmemory),
+// the LFU counter under *-lfu, the read count under SIEVE/S3-FIFO. Reads touch (read_live), and so
+// do writes that find the key (Db::update touches the old value, as lookupKeyWrite does); new
+// Objects start with the current clock (LFU: LFU_INIT_VAL), and a SET-family overwrite under LFU
+// carries the old counter to the new value (Db::overwrite, as Redis's dbSetValue). TYPE, EXISTS,
+// TTL/PTTL/EXPIRETIME, OBJECT and MEMORY USAGE do not touch (Redis's LOOKUP_NOTOUCH).
+// OBJECT IDLETIME answers (now - word) / 1000 under the LRU kind; OBJECT FREQ the decayed counter
+// under LFU. RESTORE IDLETIME/FREQ set the word as Redis's objectSetLRUOrLFU (an idle time beyond
+// the 2^32 ms the word spans is clamped to it).
+//
+// The clock: tick(now) runs before each batch of commands (Worker::on_event) and at the end of
+// each loop iteration; it keeps the worker's now in a thread-local (what a write's touch uses) and
+// the initial word of new Objects in g_initial_access (stored only when it changes).
 //
 // Sampling (Redis's approximation). Keys are sampled from a KeyIndex (all keys, or the keys that
 // have a TTL for volatile-*): a sharded set of key names with O(1) random sampling, kept beside
@@ -43,8 +59,17 @@
 // main queue and evicts the others into the ghost; the main queue reinserts keys read since
 // (decrementing their count) and evicts the others. Inserts push lock-free (any worker); the
 // evicting side (pops, reinsertions) runs under one mutex, so single-consumer backends fit too.
-// The ghost is a direct-mapped table of 2^16 hashes (a later hash overwrites an older one: a FIFO
-// approximated by collisions, as fixed-size ghost filters do).
+// The ghost is a direct-mapped table of 64-bit key hashes (a later hash overwrites an older one: a
+// FIFO approximated by collisions, as fixed-size ghost filters do), sized like the paper's ghost
+// queue, which holds as many entries as the main queue: the next power of two at or above the
+// tracked key count (small + main), between 2^10 and 2^22 slots (8 KiB .. 32 MiB, counted in
+// used_memory). The evicting side resizes it (under s3_mu_, before an eviction) when the count
+// has grown past it or fallen below a quarter of it — so after CONFIG SET maxmemory, whose
+// rebuild refills the counts, it follows the new cache size at the next eviction; entries are
+// rehashed into the new table (full hashes are kept for that). Readers (inserts on any worker,
+// and an evicting worker recording its victim) load the table pointer with acquire inside a
+// reclaim::Guard; a replaced table is retired to the epoch reclaimer, so it is freed only after
+// every such reader has left. A victim recorded into a table being replaced may be lost: a hint.
 //
 // Safety under the concurrent keyspace (the argument; the eviction test checks it under TSan):
 // 1. An eviction is a deletion through the keyspace's own atomic update(key, fn), the operation
@@ -186,11 +211,9 @@ class Eviction {
     if (tracking() && sampled(policy())) volatile_.add(key);
   }
   void on_clear();
-  // A read of o's key (read_live): updates the access word when the policy uses it.
+  // A read of o's key (read_live): updates the access word the policy keeps.
   void touch(const Object& o, std::int64_t now_ms) {
     switch (kind_.load(std::memory_order_relaxed)) {  // relaxed: a hint (see object.hpp)
-      case Kind::kNone:
-        return;
       case Kind::kLru: {
         const auto t = static_cast<std::uint32_t>(now_ms);
         if (o.access() != t) o.set_access(t);
@@ -206,6 +229,33 @@ class Eviction {
       }
     }
   }
+  // A write found o under its key (Db::update; Redis's lookupKeyWrite): touches it at the clock
+  // of the last tick() on this thread.
+  void touch_write(const Object& o) { touch(o, clock_ms()); }
+  std::int64_t clock() const { return clock_ms(); }  // this thread's clock (tick())
+  // Before a batch of commands and at the end of each loop iteration, on a worker thread.
+  void tick(std::int64_t now_ms) {
+    t_now_ms = now_ms;
+    const std::uint32_t init = initial_word(now_ms);
+    // relaxed: new Objects read it as a hint (object.hpp); stored only when it changes, so that
+    // workers do not write the shared line on every batch.
+    if (g_initial_access.load(std::memory_order_relaxed) != init)
+      g_initial_access.store(init, std::memory_order_relaxed);
+  }
+  // Whether the word is the LFU counter / the LRU clock (Redis's MAXMEMORY_FLAG_LFU / not).
+  bool lfu() const { return kind_.load(std::memory_order_relaxed) == Kind::kLfu; }  // a hint
+  bool lru() const { return kind_.load(std::memory_order_relaxed) == Kind::kLru; }
+  // OBJECT IDLETIME's milliseconds (REQUIRES: lru()) and OBJECT FREQ's counter (REQUIRES: lfu()).
+  std::uint32_t idle_ms(const Object& o, std::int64_t now_ms) const {
+    return static_cast<std::uint32_t>(now_ms) - o.access();  // modulo 2^32, as the word wraps
+  }
+  std::uint32_t freq(const Object& o, std::int64_t now_ms) const {
+    return lfu_decayed(o.access(), now_ms);
+  }
+  // RESTORE's IDLETIME seconds / FREQ (either may be absent: -1), as Redis's objectSetLRUOrLFU:
+  // under LFU a FREQ sets the counter, under the LRU kind an IDLETIME sets the clock back.
+  // REQUIRES: o is not yet published.
+  void restore_access(const Object& o, std::int64_t idle_s, int freq, std::int64_t now_ms) const;
 
   // Worker w, before a top-level command: evicts while used_memory is above maxmemory. False when
   // used_memory is above maxmemory and nothing could be evicted (a kDenyOom command answers OOM).
@@ -222,7 +272,10 @@ class Eviction {
   std::size_t tracked_keys() const;
 
  private:
-  enum class Kind : std::uint8_t { kNone, kLru, kLfu, kFreq };
+  enum class Kind : std::uint8_t { kLru, kLfu, kFreq };
+  static inline thread_local std::int64_t t_now_ms = 0;  // this worker's clock (tick())
+  static std::int64_t clock_ms();                        // t_now_ms, or the wall clock
+  std::uint32_t initial_word(std::int64_t now_ms) const;
   struct PoolEntry {
     std::uint64_t idle = 0;
     std::string key;
@@ -282,7 +335,7 @@ class Eviction {
   std::atomic<EvictPolicy> policy_{EvictPolicy::kNoEviction};
   std::atomic<int> samples_{5}, lfu_log_factor_{10}, lfu_decay_time_{1};
   std::atomic<bool> tracking_{false};  // maxmemory > 0 and a policy that evicts
-  std::atomic<Kind> kind_{Kind::kNone};
+  std::atomic<Kind> kind_{Kind::kLru};  // what the access word holds (noeviction: the clock)
   std::atomic<bool> rebuild_{false};  // the indexes must be filled from the keyspace
   // Counting started at run time: the keyspace's estimated size is still to be added (memory.hpp).
   std::atomic<bool> baseline_{false};
@@ -311,8 +364,23 @@ class Eviction {
   std::mutex s3_mu_;  // the consuming side of both queues
   std::unique_ptr<MessageQueue> small_, main_;
   std::atomic<std::int64_t> small_n_{0}, main_n_{0};  // relaxed: sizing hints
-  static constexpr std::size_t kGhostSlots = 1u << 16;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> ghost_;  // relaxed: a hint
+
+ public:
+  static constexpr std::size_t kGhostMin = std::size_t{1} << 10, kGhostMax = std::size_t{1} << 22;
+  // The ghost's slot count for `keys` tracked keys (a power of two in [kGhostMin, kGhostMax]).
+  static std::size_t ghost_slots_for(std::int64_t keys);
+  std::size_t ghost_slots() const;  // the current table's (0 when none); a statistic
+
+ private:
+  struct Ghost {
+    explicit Ghost(std::size_t n);
+    std::size_t mask;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> slots;  // relaxed: hints; 0 = empty
+  };
+  void resize_ghost();  // REQUIRES: s3_mu_ held
+  // acquire loads / release store: a reader sees the table initialized (its mask and zeroed
+  // slots) before it uses it. Written only under s3_mu_; replaced tables go to reclaim::retire.
+  std::atomic<Ghost*> ghost_{nullptr};
 };
 
 }  // namespace kvlab::server

@@ -478,6 +478,7 @@ void Worker::accept_all() {
 
 void Worker::on_event(Connection* c, std::uint32_t events) {
   const std::int64_t now = wall_ms();
+  server_.eviction().tick(now);  // the clock new values and writes' touches use (eviction.hpp)
   if (events & EPOLLOUT) {
     if (!flush(*c)) return;
     if (c->paused && c->out.size() < kOutputPauseBytes / 2) {
@@ -940,9 +941,12 @@ void Worker::expire_blocked(std::int64_t now_ms) {
 void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {
   server_.eviction().on_expire_set(key);  // volatile-* sample among the keys with a TTL
   expiry_.push(ExpiryEntry{at_ms, std::string(key)});
-  // Keep the index proportional to the keyspace: when stale entries (keys re-set, persisted or
-  // deleted) dominate, rebuild it from the entries that still match the stored expiry.
-  if (expiry_.size() > 100000 && expiry_.size() > 4 * server_.keyspace().size_approx()) {
+  // Keep the index proportional to the keys with a TTL: when it has doubled since the last
+  // compaction, rebuild it from the entries that still match the stored expiry, so stale entries
+  // (keys re-set, persisted, deleted or evicted) are at most half of it. Amortized: each
+  // compaction of n entries follows at least n/2 pushes. Without it SET EX churn on a few keys
+  // grew the index (counted in used_memory) past maxmemory (maxmemory_test).
+  if (expiry_.size() > expiry_compact_at_) {
     std::vector<ExpiryEntry> keep;
     while (!expiry_.empty()) {
       ExpiryEntry e = expiry_.top();
@@ -951,7 +955,10 @@ void Worker::track_expiry(std::string_view key, std::int64_t at_ms) {
       server_.keyspace().find(e.key, [&](const Value& v) { current = v.expire_ms == e.at_ms; });
       if (current) keep.push_back(std::move(e));
     }
-    for (auto& e : keep) expiry_.push(std::move(e));
+    // A fresh heap over what was kept (the old vector would keep its capacity).
+    keep.shrink_to_fit();
+    expiry_ = decltype(expiry_)(std::greater<>{}, std::move(keep));
+    expiry_compact_at_ = std::max(kExpiryCompactMin, 2 * expiry_.size());
   }
   server_.stats(index_).expiry_index.store(expiry_.size(), std::memory_order_relaxed);
 }

@@ -226,6 +226,10 @@ class Worker {
     bool operator>(const ExpiryEntry& o) const { return at_ms > o.at_ms; }
   };
   std::priority_queue<ExpiryEntry, std::vector<ExpiryEntry>, std::greater<>> expiry_;
+  // track_expiry() compacts expiry_ when it grows past this: twice what the last compaction kept
+  // (at least kExpiryCompactMin), so stale entries are at most half of it.
+  static constexpr std::size_t kExpiryCompactMin = 1024;
+  std::size_t expiry_compact_at_ = kExpiryCompactMin;
 };
 
 }  // namespace kvlab::server

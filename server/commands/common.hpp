@@ -54,15 +54,17 @@ inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
 
 // Calls fn(const Value&) for key's live value while the backend protects it. Returns false when
 // the key is absent or expired (and then removes the expired value). Counts keyspace hits/misses.
+// touch: update the key's LRU/LFU word; false for the commands Redis runs with LOOKUP_NOTOUCH
+// (TYPE, EXISTS, TTL and its kin, OBJECT, MEMORY USAGE).
 template <class F>
-bool read_live(CommandContext& ctx, std::string_view key, F&& fn) {
+bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = true) {
   bool expired = false;
   const bool found = ctx.ks.find(key, [&](const Value& v) {
     if (v.expired_at(ctx.now_ms)) {
       expired = true;
       return;
     }
-    ctx.server.eviction().touch(*v.obj, ctx.now_ms);  // maxmemory's LRU/LFU/SIEVE metadata
+    if (touch) ctx.server.eviction().touch(*v.obj, ctx.now_ms);  // LRU/LFU/SIEVE metadata
     fn(v);
   });
   WorkerStats& st = ctx.server.stats(ctx.worker.index());

@@ -5,8 +5,8 @@
 // RESTORE's checks run in Redis 7.0's order: the options, then BUSYKEY (without REPLACE), then
 // the TTL, then the payload's version and CRC, then its value. A TTL already in the past (ABSTTL)
 // leaves the key deleted (REPLACE) or untouched and answers OK. IDLETIME and FREQ are validated
-// as Redis does and then ignored: kvlab keeps no access time or frequency (OBJECT IDLETIME and
-// FREQ answer 0).
+// as Redis does and set the new value's access word as Redis's objectSetLRUOrLFU (FREQ under an
+// LFU policy, IDLETIME under the others; eviction.hpp), before the value is published.
 #include <limits>
 #include <string>
 
@@ -52,6 +52,7 @@ void dump_cmd(CommandContext& ctx) {
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
 void restore_cmd(CommandContext& ctx) {
   bool replace = false, absttl = false, idle = false, freq = false;
+  std::int64_t idle_s = -1, freq_n = -1;
   for (std::size_t j = 4; j < ctx.argc(); ++j) {
     const std::string_view a = ctx.arg(j);
     const bool more = j + 1 < ctx.argc();
@@ -67,6 +68,7 @@ void restore_cmd(CommandContext& ctx) {
         return;
       }
       idle = true;
+      idle_s = n;
     } else if (iequals(a, "freq") && more && !idle) {
       if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
       if (n < 0 || n > 255) {
@@ -74,6 +76,7 @@ void restore_cmd(CommandContext& ctx) {
         return;
       }
       freq = true;
+      freq_n = n;
     } else {
       ctx.reply.error(err::kSyntax);
       return;
@@ -115,6 +118,8 @@ void restore_cmd(CommandContext& ctx) {
     ctx.reply.ok();
     return;
   }
+  // Redis's RESTORE deletes and adds (no LFU carry from a replaced value): insert_or_assign.
+  ctx.server.eviction().restore_access(*obj, idle_s, static_cast<int>(freq_n), ctx.now_ms);
   ctx.ks.insert_or_assign(key, Value{std::move(obj), expire_ms});
   if (expire_ms != 0) ctx.worker.track_expiry(key, expire_ms);
   ctx.reply.ok();

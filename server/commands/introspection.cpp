@@ -513,10 +513,13 @@ void memory_usage_cmd(CommandContext& ctx) {
   // A container is read under its lock (other workers may be changing it); a string is immutable.
   ObjectRef ref;
   std::int64_t expire = 0;
-  if (!read_live(ctx, ctx.arg(2), [&](const Value& v) {
-        ref = v.obj;
-        expire = v.expire_ms;
-      })) {
+  if (!read_live(
+          ctx, ctx.arg(2),
+          [&](const Value& v) {
+            ref = v.obj;
+            expire = v.expire_ms;
+          },
+          /*touch=*/false)) {  // LOOKUP_NOTOUCH, as Redis
     ctx.reply.null();
     return;
   }

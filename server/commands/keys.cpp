@@ -49,7 +49,9 @@ void del_cmd(CommandContext& ctx) {
 void exists_cmd(CommandContext& ctx) {
   std::int64_t n = 0;
   for (std::size_t i = 1; i < ctx.argc(); ++i)
-    if (read_live(ctx, ctx.arg(i), [](const Value&) {})) ++n;
+    if (read_live(
+            ctx, ctx.arg(i), [](const Value&) {}, /*touch=*/false))
+      ++n;  // NOTOUCH
   ctx.reply.integer(n);
 }
 
@@ -79,7 +81,8 @@ std::string_view value_type_name(const Value& v) {
 
 void type_cmd(CommandContext& ctx) {
   std::string_view name = "none";
-  read_live(ctx, ctx.arg(1), [&](const Value& v) { name = value_type_name(v); });
+  read_live(
+      ctx, ctx.arg(1), [&](const Value& v) { name = value_type_name(v); }, /*touch=*/false);
   ctx.reply.simple(name);
 }
 
@@ -164,7 +167,8 @@ enum class TtlKind { kTtl, kPttl, kExpireTime, kPExpireTime };
 
 void ttl_generic(CommandContext& ctx, TtlKind kind) {
   std::int64_t expire = -3;
-  if (!read_live(ctx, ctx.arg(1), [&](const Value& v) { expire = v.expire_ms; })) {
+  if (!read_live(
+          ctx, ctx.arg(1), [&](const Value& v) { expire = v.expire_ms; }, /*touch=*/false)) {
     ctx.reply.integer(-2);
     return;
   }
@@ -371,12 +375,15 @@ void touch_cmd(CommandContext& ctx) {
 }
 
 // The live value of key (a container that was emptied and is being unlinked counts as absent).
-bool get_value(CommandContext& ctx, std::string_view key, Value* out) {
+bool get_value(CommandContext& ctx, std::string_view key, Value* out, bool touch = true) {
   bool dead = false;
-  const bool found = read_live(ctx, key, [&](const Value& v) {
-    dead = live_container_is_dead(v);
-    if (!dead) *out = v;
-  });
+  const bool found = read_live(
+      ctx, key,
+      [&](const Value& v) {
+        dead = live_container_is_dead(v);
+        if (!dead) *out = v;
+      },
+      touch);
   return found && !dead;
 }
 
@@ -560,10 +567,6 @@ bool shared_integers_enabled() {
   return !has_limit || !lru_or_lfu;
 }
 
-bool lfu_policy() {
-  return config_soft_value("maxmemory-policy").find("lfu") != std::string::npos;
-}
-
 std::string_view string_encoding(std::string_view s) {
   std::int64_t v = 0;
   if (string_is_int(s, &v)) return "int";
@@ -607,9 +610,10 @@ std::string_view container_encoding(const ObjectRef& o) {
   return "raw";
 }
 
-// OBJECT subcommands on an absent key answer nil, before any policy check (as Redis).
+// OBJECT subcommands on an absent key answer nil, before any policy check (as Redis). OBJECT does
+// not touch the key (Redis's LOOKUP_NOTOUCH).
 bool object_lookup(CommandContext& ctx, Value* v) {
-  if (get_value(ctx, ctx.arg(2), v)) return true;
+  if (get_value(ctx, ctx.arg(2), v, /*touch=*/false)) return true;
   ctx.reply.null();
   return false;
 }
@@ -619,26 +623,36 @@ void object_encoding_cmd(CommandContext& ctx) {
   if (object_lookup(ctx, &v)) ctx.reply.bulk(container_encoding(v.obj));
 }
 
-// kvlab tracks neither access frequency nor idle time. FREQ answers 0 under an LFU policy (and
-// Redis's error otherwise); IDLETIME answers 0 (and Redis's error under an LFU policy).
+// The access word (server/eviction.hpp): FREQ answers the decayed LFU counter under an LFU
+// policy, IDLETIME the seconds since the last access under the others (Redis's errors otherwise).
+// SIEVE and S3-FIFO keep a read count in the word: neither is tracked there.
+constexpr std::string_view kIdletimeNotTracked =
+    "ERR A SIEVE or S3-FIFO maxmemory policy is selected, idle time not tracked.";
+
 void object_freq_cmd(CommandContext& ctx) {
   Value v;
   if (!object_lookup(ctx, &v)) return;
-  if (!lfu_policy()) {
+  const Eviction& ev = ctx.server.eviction();
+  if (!ev.lfu()) {
     ctx.reply.error(err::kFreqNotLfu);
     return;
   }
-  ctx.reply.integer(0);
+  ctx.reply.integer(ev.freq(*v.obj, ctx.now_ms));
 }
 
 void object_idletime_cmd(CommandContext& ctx) {
   Value v;
   if (!object_lookup(ctx, &v)) return;
-  if (lfu_policy()) {
+  const Eviction& ev = ctx.server.eviction();
+  if (ev.lfu()) {
     ctx.reply.error(err::kIdletimeLfu);
     return;
   }
-  ctx.reply.integer(0);
+  if (!ev.lru()) {
+    ctx.reply.error(kIdletimeNotTracked);
+    return;
+  }
+  ctx.reply.integer(ev.idle_ms(*v.obj, ctx.now_ms) / 1000);
 }
 
 // Redis's count: shared integers report INT_MAX (OBJ_SHARED_REFCOUNT), every other value 1 (a

@@ -106,7 +106,7 @@ void set_cmd(CommandContext& ctx) {
   ObjectRef obj = make_str(ctx.arg(2));
   const std::int64_t expire = o.has_expire ? o.at_ms : 0;
   if (!o.nx && !o.xx && !o.get && !o.keepttl) {
-    ctx.ks.insert_or_assign(key, Value{std::move(obj), expire});
+    ctx.ks.overwrite(key, Value{std::move(obj), expire});
     if (expire != 0) ctx.worker.track_expiry(key, expire);
     ctx.reply.ok();
     return;
@@ -167,7 +167,7 @@ void setnx_cmd(CommandContext& ctx) {
 void setex_generic(CommandContext& ctx, TimeUnit unit, std::string_view name) {
   std::int64_t at = 0;
   if (!arg_expire(ctx, ctx.arg(2), unit, false, name, &at)) return;
-  ctx.ks.insert_or_assign(ctx.arg(1), Value{make_str(ctx.arg(3)), at});
+  ctx.ks.overwrite(ctx.arg(1), Value{make_str(ctx.arg(3)), at});
   ctx.worker.track_expiry(ctx.arg(1), at);
   ctx.reply.ok();
 }
@@ -260,7 +260,7 @@ void mset_cmd(CommandContext& ctx) {
     return;
   }
   for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
-    ctx.ks.insert_or_assign(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
+    ctx.ks.overwrite(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
   ctx.reply.ok();
 }
 
@@ -280,7 +280,7 @@ void msetnx_cmd(CommandContext& ctx) {
     }
   }
   for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
-    ctx.ks.insert_or_assign(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
+    ctx.ks.overwrite(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
   ctx.reply.integer(1);
 }
 

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -336,7 +337,9 @@ TEST_SUITE("generic key commands") {
                 "some time to adjust.");
     CHECK(c("OBJECT FREQ nokey").is_nil());
     REQUIRE(c("CONFIG SET maxmemory-policy allkeys-lfu").is_status("OK"));
-    check_int(c("OBJECT FREQ s"), 0);
+    c("DEL s");  // a new key: an overwrite would carry the old (LRU) word, as in Redis
+    c("SET s hello");
+    check_int(c("OBJECT FREQ s"), 5);  // LFU_INIT_VAL
     check_error(c("OBJECT IDLETIME s"),
                 "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
                 "when switching between policies at runtime LRU and LFU data will take some time "
@@ -356,6 +359,139 @@ TEST_SUITE("generic key commands") {
     check_error(c("OBJECT foo a"), "ERR unknown subcommand 'foo'. Try OBJECT HELP.");
     check_error(c("OBJECT ENCODING"),
                 "ERR wrong number of arguments for 'object|encoding' command");
+  }
+
+  // The access word (server/eviction.hpp) on a script whose answers are deterministic: idle
+  // times set by RESTORE IDLETIME (no sleeping), LFU counters below LFU_INIT_VAL (a touch always
+  // increments them) or saturated at 255. Each step's expectation is checked on kvlab and, when
+  // it is installed, on redis-server 7.0 (so the table itself is Redis's behaviour).
+  TEST_CASE("OBJECT IDLETIME and FREQ follow reads and writes as redis-server 7.0") {
+    enum class E { kAny, kInt, kNear, kErr };
+    struct Step {
+      W cmd;
+      E kind = E::kAny;
+      long long v = 0;
+      std::string err = {};
+    };
+    const std::string lfu_err = "ERR An LFU maxmemory policy is selected, idle time not tracked.";
+    const std::string not_lfu_err = "ERR An LFU maxmemory policy is not selected";
+    const std::vector<Step> script = {
+        {{"CONFIG", "SET", "maxmemory-policy", "noeviction"}},
+        {{"SET", "s", "v"}},
+        {{"OBJECT", "IDLETIME", "s"}, E::kInt, 0},  // just written
+        {{"RESTORE", "r", "0", "$S", "IDLETIME", "1000"}},
+        {{"OBJECT", "IDLETIME", "r"}, E::kNear, 1000},
+        // LOOKUP_NOTOUCH commands leave it idle.
+        {{"TYPE", "r"}},
+        {{"EXISTS", "r"}},
+        {{"TTL", "r"}},
+        {{"PTTL", "r"}},
+        {{"OBJECT", "ENCODING", "r"}},
+        {{"MEMORY", "USAGE", "r"}},
+        {{"OBJECT", "FREQ", "r"}, E::kErr, 0, not_lfu_err},
+        {{"OBJECT", "IDLETIME", "r"}, E::kNear, 1000},
+        {{"GET", "r"}},  // a read touches
+        {{"OBJECT", "IDLETIME", "r"}, E::kInt, 0},
+        {{"RESTORE", "r", "0", "$S", "REPLACE", "IDLETIME", "4000000"}},
+        {{"OBJECT", "IDLETIME", "r"}, E::kNear, 4000000},
+        {{"TOUCH", "r"}},
+        {{"OBJECT", "IDLETIME", "r"}, E::kInt, 0},
+        {{"RESTORE", "r", "0", "$S", "REPLACE", "IDLETIME", "1000"}},
+        {{"APPEND", "r", "x"}},  // writes touch too (lookupKeyWrite)
+        {{"OBJECT", "IDLETIME", "r"}, E::kInt, 0},
+        {{"RESTORE", "r", "0", "$S", "REPLACE", "IDLETIME", "1000"}},
+        {{"EXPIRE", "r", "100"}},
+        {{"OBJECT", "IDLETIME", "r"}, E::kInt, 0},
+        {{"RESTORE", "l", "0", "$L", "IDLETIME", "700"}},
+        {{"OBJECT", "IDLETIME", "l"}, E::kNear, 700},
+        {{"RPUSH", "l", "c"}},
+        {{"OBJECT", "IDLETIME", "l"}, E::kInt, 0},
+        {{"RESTORE", "l", "0", "$L", "REPLACE", "IDLETIME", "700"}},
+        {{"LLEN", "l"}},
+        {{"OBJECT", "IDLETIME", "l"}, E::kInt, 0},
+        {{"RESTORE", "f", "0", "$S", "FREQ", "9"}},  // FREQ is ignored under an LRU policy
+        {{"OBJECT", "IDLETIME", "f"}, E::kInt, 0},
+        {{"CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"}},
+        {{"OBJECT", "IDLETIME", "s"}, E::kErr, 0, lfu_err},
+        {{"SET", "n", "v"}},
+        {{"OBJECT", "FREQ", "n"}, E::kInt, 5},  // LFU_INIT_VAL
+        {{"RESTORE", "g", "0", "$S", "FREQ", "7"}},
+        {{"OBJECT", "FREQ", "g"}, E::kInt, 7},
+        {{"OBJECT", "FREQ", "g"}, E::kInt, 7},  // OBJECT does not touch
+        {{"RESTORE", "h", "0", "$S", "FREQ", "3"}},
+        {{"TYPE", "h"}},
+        {{"EXISTS", "h"}},
+        {{"OBJECT", "FREQ", "h"}, E::kInt, 3},
+        {{"GET", "h"}},  // below LFU_INIT_VAL an access always counts
+        {{"OBJECT", "FREQ", "h"}, E::kInt, 4},
+        {{"RESTORE", "q", "0", "$L", "FREQ", "0"}},
+        {{"RPUSH", "q", "c"}},
+        {{"OBJECT", "FREQ", "q"}, E::kInt, 1},
+        {{"RESTORE", "m", "0", "$S", "FREQ", "255"}},
+        {{"SET", "m", "w"}},  // an overwrite keeps the counter (dbSetValue)
+        {{"OBJECT", "FREQ", "m"}, E::kInt, 255},
+        {{"RESTORE", "m", "0", "$S", "REPLACE", "FREQ", "2"}},  // RESTORE REPLACE does not
+        {{"OBJECT", "FREQ", "m"}, E::kInt, 2},
+        {{"RESTORE", "z", "0", "$S", "IDLETIME", "100"}},  // IDLETIME ignored under LFU
+        {{"OBJECT", "FREQ", "z"}, E::kInt, 5},
+        {{"CONFIG", "SET", "maxmemory-policy", "noeviction"}},
+    };
+    const auto run = [&](Client& c, const char* who) {
+      c("FLUSHALL");
+      c("SET tmp_s hello");
+      c("RPUSH tmp_l a b");
+      const std::string s_payload = c("DUMP tmp_s").str, l_payload = c("DUMP tmp_l").str;
+      c("DEL tmp_s tmp_l");
+      for (const Step& st : script) {
+        W cmd = st.cmd;
+        for (auto& a : cmd) a = a == "$S" ? s_payload : a == "$L" ? l_payload : a;
+        const Reply r = c.cmd(cmd);
+        std::string line;
+        for (const auto& a : st.cmd) line += a + " ";
+        INFO(who << ": " << line << "-> " << r.integer << " " << r.str);
+        switch (st.kind) {
+          case E::kAny:
+            CHECK(!r.is_error());
+            break;
+          case E::kInt:
+            CHECK(r.type == REDIS_REPLY_INTEGER);
+            CHECK(r.integer == st.v);
+            break;
+          case E::kNear:  // Redis's LRU clock has whole seconds
+            CHECK(r.type == REDIS_REPLY_INTEGER);
+            CHECK(std::abs(r.integer - st.v) <= 1);
+            break;
+          case E::kErr:
+            CHECK(r.is_error());
+            CHECK(r.str.rfind(st.err, 0) == 0);
+            break;
+        }
+      }
+      c("FLUSHALL");
+    };
+    run(client(), "kvlab");
+    RedisProcess redis({"--databases", "1"});
+    if (!redis.running()) {
+      MESSAGE("redis-server not on PATH: the table is not checked against it");
+      return;
+    }
+    Client r(redis.port());
+    REQUIRE(r.ok());
+    run(r, "redis-server");
+  }
+
+  TEST_CASE("OBJECT IDLETIME under SIEVE or S3-FIFO is not tracked (kvlab's own policies)") {
+    Client& c = client();
+    c("FLUSHALL");
+    c("SET s v");
+    for (const char* p : {"allkeys-sieve", "allkeys-s3fifo"}) {
+      REQUIRE(c.cmd({"CONFIG", "SET", "maxmemory-policy", p}).is_status("OK"));
+      check_error(c("OBJECT IDLETIME s"),
+                  "ERR A SIEVE or S3-FIFO maxmemory policy is selected, idle time not tracked.");
+      CHECK(c("OBJECT FREQ s").is_error());
+    }
+    c("CONFIG SET maxmemory-policy noeviction");
+    c("FLUSHALL");
   }
 
   TEST_CASE("WAIT answers 0 at once and checks its arguments as Redis") {

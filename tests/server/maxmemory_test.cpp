@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/server/harness.hpp"
 
@@ -230,6 +231,56 @@ TEST_CASE("LRU keeps recently read keys, LFU frequently read keys, volatile-ttl 
   }
 }
 
+// S3-FIFO's ghost [yang2023s3fifo]: a key evicted from the small queue leaves its hash in the
+// ghost, and when the key is written again it enters the main queue, which a scan of one-hit keys
+// does not reach (the small queue keeps >= 10 % of the keys, so it is evicted from first). The
+// trace: fill three times the cache with unread keys (all evicted through the small queue into the
+// ghost), write again the last 400 that were evicted (ghost hits: main queue), then scan twice the
+// cache of new one-hit keys. The returning keys survive the scan; without the ghost they would
+// enter the small queue and be swept out with the scan. ~3,000 keys fit, so a ghost sized from the
+// counts (4,096 slots) holds them, as the old fixed 65,536-slot table did.
+TEST_CASE("S3-FIFO's ghost sends a key evicted from the small queue to the main queue") {
+  kvtest::ServerProcess s(
+      {"--threads", "1", "--maxmemory", "4mb", "--maxmemory-policy", "allkeys-s3fifo"});
+  REQUIRE(s.running());
+  Client c(s.port());
+  constexpr int kFill = 9000, kBack = 400;
+  CHECK(fill(c, "a:", 0, kFill, 1000) == 0);
+  const std::uint64_t resident = c("DBSIZE").integer;
+  MESSAGE("s3fifo: " << resident << " keys fit, evicted " << info_u64(c, "evicted_keys"));
+  REQUIRE(resident < kFill / 2);
+  std::vector<int> back;  // the last kBack evicted keys, newest eviction first
+  for (int i = kFill - 1; i >= 0 && static_cast<int>(back.size()) < kBack; --i)
+    if (c("EXISTS a:" + std::to_string(i)).integer == 0) back.push_back(i);
+  REQUIRE(static_cast<int>(back.size()) == kBack);
+  for (int i : back)
+    REQUIRE(c("SET a:" + std::to_string(i) + " " + std::string(1000, 'w')).is_status("OK"));
+  CHECK(fill(c, "scan:", 0, 2 * static_cast<std::size_t>(resident), 1000) == 0);
+  int survivors = 0;
+  for (int i : back) survivors += static_cast<int>(c("EXISTS a:" + std::to_string(i)).integer);
+  MESSAGE("s3fifo: returning keys that survived the scan " << survivors << " of " << kBack);
+  CHECK(survivors > kBack * 3 / 4);
+}
+
+// The ghost is sized from the tracked keys: at a maxmemory of a few hundred KiB the old fixed
+// 512 KiB ghost alone exceeded the limit, so the cache held nothing (every write was evicted at
+// once, or refused with OOM; papers/eviction.md). ~2,300 keys of 200 bytes fit in 700 KiB.
+TEST_CASE("S3-FIFO at a small maxmemory holds keys: its ghost follows the cache size") {
+  kvtest::ServerProcess s(
+      {"--threads", "1", "--maxmemory", "700kb", "--maxmemory-policy", "allkeys-s3fifo"});
+  REQUIRE(s.running());
+  Client c(s.port());
+  std::string err;
+  const std::size_t errors = fill(c, "k:", 0, 6000, 200, 0, &err);
+  MESSAGE("s3fifo at 700kb: " << errors << " errors (" << err << "), " << c("DBSIZE").integer
+                              << " keys, evicted " << info_u64(c, "evicted_keys")
+                              << ", used_memory " << info_u64(c, "used_memory"));
+  CHECK(errors == 0);
+  CHECK(c("DBSIZE").integer >= 1000);
+  CHECK(info_u64(c, "evicted_keys") > 0);
+  CHECK(info_u64(c, "used_memory") <= 700 * 1024 + kUsedSlack);
+}
+
 TEST_CASE("the OOM error text is redis-server's") {
   kvtest::RedisProcess r({"--maxmemory", "1mb"});
   if (!r.running()) {
@@ -243,33 +294,52 @@ TEST_CASE("the OOM error text is redis-server's") {
 }
 
 // Property: while evictions run, every GET returns either nil or a complete value that some
-// client wrote for that very key (no torn value, no value of another key, no freed memory), and
-// the server survives. Values carry their key and a version and are long enough to span pool
-// classes; four clients write and read over two workers under each policy family.
+// client wrote for that very key (no torn value, no value of another key, no freed memory), the
+// server survives, and used_memory stays within maxmemory plus the documented slack. Values carry
+// their key, their writer's id and that writer's counter (which must not be ahead of what the
+// writer had sent), and are long enough to span pool classes; four clients write, read and
+// delete over two workers under each policy family. .ci/run runs this case alone against a
+// ThreadSanitizer build of the server (about 2.5 s per policy, time-bounded; the other cases of
+// this file measure RSS, which TSan's shadow memory inflates).
 TEST_CASE("values stay whole or absent while concurrent clients write and eviction runs") {
+  constexpr int kWriters = 4;
+  constexpr std::size_t kLimit = 3u << 20;
   for (const char* policy : {"allkeys-lru", "allkeys-sieve", "allkeys-s3fifo", "volatile-ttl"}) {
     CAPTURE(policy);
     kvtest::ServerProcess s({"--threads", "2", "--maxmemory", "3mb", "--maxmemory-policy", policy});
     REQUIRE(s.running());
-    std::atomic<long> bad{0}, hits{0}, oks{0};
+    std::atomic<long> bad{0}, hits{0}, oks{0}, dels{0};
+    std::atomic<std::uint64_t> max_used{0};
+    // sent[t]: the highest counter writer t has sent. seq_cst: stored before the SET is written
+    // to the socket, so a reader that gets the value back finds it stored.
+    std::atomic<long> sent[kWriters] = {};
+    std::atomic<bool> done{false};
     std::vector<std::thread> threads;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
-    for (int t = 0; t < 4; ++t) {
+    for (int t = 0; t < kWriters; ++t) {
       threads.emplace_back([&, t] {
         Client c(s.port());
         std::mt19937 rng(t);
         long version = 0;
         while (std::chrono::steady_clock::now() < deadline) {
           const std::string key = "c:" + std::to_string(rng() % 6000);
-          std::string value = key + "|" + std::to_string(t) + "." + std::to_string(version++) + "|";
-          const std::size_t len = 100 + rng() % 900;
-          while (value.size() < len) value += key;
-          value += "|end";
-          c.append({"SET", key, value, "EX", "100000"});
+          const bool del = rng() % 8 == 0;
+          if (del) {
+            c.append({"DEL", key});
+          } else {
+            std::string value =
+                key + "|" + std::to_string(t) + "." + std::to_string(++version) + "|";
+            const std::size_t len = 100 + rng() % 900;
+            while (value.size() < len) value += key;
+            value += "|end";
+            sent[t].store(version, std::memory_order_seq_cst);
+            c.append({"SET", key, value, "EX", "100000"});
+          }
           const std::string read_key = "c:" + std::to_string(rng() % 6000);
           c.append({"GET", read_key});
           const Reply w = c.get_reply();
           if (w.is_status("OK")) ++oks;
+          if (del && w.type == REDIS_REPLY_INTEGER) ++dels;
           const Reply r = c.get_reply();
           if (r.type == -1 || w.type == -1) {
             ++bad;
@@ -277,28 +347,49 @@ TEST_CASE("values stay whole or absent while concurrent clients write and evicti
           }
           if (r.is_nil()) continue;
           ++hits;
-          // Whole: starts with its own key, ends with the marker, and repeats the key.
+          // Whole: starts with its own key, a writer id and a counter that writer had sent, ends
+          // with the marker, and repeats the key in between.
           const std::string& v = r.str;
           const std::size_t bar = v.find('|');
-          const std::string k = v.substr(0, bar);
-          bool ok = bar != std::string::npos && k == read_key && v.size() >= 4 &&
-                    v.compare(v.size() - 4, 4, "|end") == 0;
+          const std::size_t dot = v.find('.', bar + 1);
+          const std::size_t bar2 = v.find('|', bar + 1);
+          bool ok = bar != std::string::npos && dot != std::string::npos &&
+                    bar2 != std::string::npos && dot < bar2 && v.compare(0, bar, read_key) == 0 &&
+                    v.size() >= 4 && v.compare(v.size() - 4, 4, "|end") == 0;
           if (ok) {
-            const std::size_t body = v.find('|', bar + 1) + 1;
-            for (std::size_t i = body; i + k.size() <= v.size() - 4; i += k.size())
-              ok = ok && v.compare(i, k.size(), k) == 0;
+            const int writer = std::atoi(v.substr(bar + 1, dot - bar - 1).c_str());
+            const long counter = std::atol(v.substr(dot + 1, bar2 - dot - 1).c_str());
+            ok = writer >= 0 && writer < kWriters && counter >= 1 &&
+                 counter <= sent[writer].load(std::memory_order_seq_cst);
+            for (std::size_t i = bar2 + 1; ok && i + bar <= v.size() - 4; i += bar)
+              ok = v.compare(i, bar, read_key) == 0;
           }
           if (!ok) ++bad;
         }
       });
     }
-    for (auto& th : threads) th.join();
+    threads.emplace_back([&] {  // used_memory, sampled while the writers run
+      Client c(s.port());
+      while (!done.load(std::memory_order_relaxed)) {
+        max_used.store(std::max(max_used.load(), info_u64(c, "used_memory")));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+    for (int t = 0; t < kWriters; ++t) threads[static_cast<std::size_t>(t)].join();
+    done.store(true, std::memory_order_relaxed);
+    threads.back().join();
     Client c(s.port());
-    MESSAGE(std::string(policy) << ": writes " << oks.load() << ", read hits " << hits.load()
-                                << ", evicted " << info_u64(c, "evicted_keys"));
+    MESSAGE(std::string(policy) << ": writes " << oks.load() << ", deletes " << dels.load()
+                                << ", read hits " << hits.load() << ", evicted "
+                                << info_u64(c, "evicted_keys") << ", max used_memory "
+                                << max_used.load());
     CHECK(bad == 0);
     CHECK(oks > 0);
+    CHECK(dels > 0);
+    CHECK(hits > 0);
     CHECK(c("PING").is_status("PONG"));
     CHECK(info_u64(c, "evicted_keys") > 0);
+    CHECK(max_used.load() <= kLimit + kUsedSlack);
+    CHECK(info_u64(c, "used_memory") <= kLimit + kUsedSlack);
   }
 }
