@@ -154,6 +154,9 @@ std::span<const CommandSpec> config_subcommands();  // CONFIG GET/SET/... (confi
 std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, FUNCTION
 std::span<const CommandSpec> cluster_commands();      // CLUSTER, ASKING, READONLY, KVLAB
 std::span<const CommandSpec> dump_commands();  // DUMP, RESTORE, RESTORE-ASKING (dump.cpp)
+std::span<const CommandSpec> debug_commands();  // DEBUG (debug.cpp)
+// DEBUG SET-ACTIVE-EXPIRE: whether workers sweep expired keys in the background (debug.cpp).
+bool active_expire_enabled();
 std::span<const CommandSpec> introspection_commands();  // SLOWLOG, LATENCY, MEMORY
 std::span<const CommandSpec> stream_commands();     // XADD, XRANGE, XREAD... (streams.cpp)
 // stream-node-max-entries / stream-node-max-bytes (CONFIG GET/SET): where XADD closes a node.

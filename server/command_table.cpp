@@ -80,12 +80,13 @@ struct CommandTable::Impl {
 
 CommandTable::CommandTable() : impl_(new Impl) {
   // One list of the command families; each returns its rows.
-  for (auto family :
-       {admin_commands(), key_commands(), string_commands(), list_commands(), hash_commands(),
-        set_commands(), zset_commands(), pubsub_commands(), transaction_commands(),
-        blocking_commands(), sort_commands(), hyperloglog_commands(), bitmap_commands(),
-        scripting_commands(), cluster_commands(), dump_commands(), introspection_commands(),
-        stream_commands(), geo_commands()}) {
+  for (auto family : {admin_commands(),    key_commands(),       string_commands(),
+                      list_commands(),     hash_commands(),      set_commands(),
+                      zset_commands(),     pubsub_commands(),    transaction_commands(),
+                      blocking_commands(), sort_commands(),      hyperloglog_commands(),
+                      bitmap_commands(),   scripting_commands(), cluster_commands(),
+                      dump_commands(),     debug_commands(),     introspection_commands(),
+                      stream_commands(),   geo_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);
@@ -681,24 +682,43 @@ constexpr std::uint32_t kScriptRun = kNoScriptF | kStaleF | kSkipMonitorF | kNoM
 constexpr std::uint32_t kBlockingCmd = kNoScriptF | kBlockingF;
 constexpr std::uint32_t kSessionCmd = kNoScriptF | kAllowBusyF;
 constexpr std::pair<std::string_view, std::uint32_t> kRedisFlags[] = {
-    {"auth", kSessionCmd},         {"blmove", kBlockingCmd},
-    {"blmpop", kBlockingF},        {"blpop", kBlockingCmd},
-    {"brpop", kBlockingCmd},       {"brpoplpush", kBlockingCmd},
-    {"bzmpop", kBlockingF},        {"bzpopmax", kBlockingCmd},
-    {"bzpopmin", kBlockingCmd},    {"discard", kSessionCmd},
-    {"echo", kLoadingF | kStaleF}, {"eval", kScriptRun},
-    {"eval_ro", kScriptRun},       {"evalsha", kScriptRun},
-    {"evalsha_ro", kScriptRun},    {"exec", kNoScriptF | kSkipSlowlogF},
-    {"fcall", kScriptRun},         {"fcall_ro", kScriptRun},
-    {"hello", kSessionCmd},        {"multi", kSessionCmd},
-    {"psubscribe", kNoScriptF},    {"punsubscribe", kNoScriptF},
-    {"quit", kSessionCmd},         {"reset", kSessionCmd},
-    {"restore-asking", kAskingF},  {"shutdown", kSessionCmd | kNoMultiF},
-    {"sort_ro", kMovableKeysF},    {"ssubscribe", kNoScriptF},
-    {"subscribe", kNoScriptF},     {"sunsubscribe", kNoScriptF},
-    {"unsubscribe", kNoScriptF},   {"unwatch", kSessionCmd},
-    {"wait", kNoScriptF},          {"watch", kSessionCmd},
-    {"xread", kBlockingF},         {"xreadgroup", kBlockingF},
+    {"auth", kSessionCmd},
+    {"blmove", kBlockingCmd},
+    {"blmpop", kBlockingF},
+    {"blpop", kBlockingCmd},
+    {"brpop", kBlockingCmd},
+    {"brpoplpush", kBlockingCmd},
+    {"bzmpop", kBlockingF},
+    {"debug", kNoScriptF},
+    {"bzpopmax", kBlockingCmd},
+    {"bzpopmin", kBlockingCmd},
+    {"discard", kSessionCmd},
+    {"echo", kLoadingF | kStaleF},
+    {"eval", kScriptRun},
+    {"eval_ro", kScriptRun},
+    {"evalsha", kScriptRun},
+    {"evalsha_ro", kScriptRun},
+    {"exec", kNoScriptF | kSkipSlowlogF},
+    {"fcall", kScriptRun},
+    {"fcall_ro", kScriptRun},
+    {"hello", kSessionCmd},
+    {"multi", kSessionCmd},
+    {"psubscribe", kNoScriptF},
+    {"punsubscribe", kNoScriptF},
+    {"quit", kSessionCmd},
+    {"reset", kSessionCmd},
+    {"restore-asking", kAskingF},
+    {"shutdown", kSessionCmd | kNoMultiF},
+    {"sort_ro", kMovableKeysF},
+    {"ssubscribe", kNoScriptF},
+    {"subscribe", kNoScriptF},
+    {"sunsubscribe", kNoScriptF},
+    {"unsubscribe", kNoScriptF},
+    {"unwatch", kSessionCmd},
+    {"wait", kNoScriptF},
+    {"watch", kSessionCmd},
+    {"xread", kBlockingF},
+    {"xreadgroup", kBlockingF},
 };
 
 // The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,

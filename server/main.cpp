@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   std::string protected_mode = "yes";
   std::string prefetch = "yes";
   std::string lua_undeclared = "no";
+  std::string enable_debug = "no";
   std::size_t expected_keys = 1024;
 
   CLI::App app{"kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace"};
@@ -149,6 +150,11 @@ int main(int argc, char** argv) {
                  "workers are at least as many as the allowed CPUs")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "yes", "no"}));
+  app.add_option("--enable-debug-command", enable_debug,
+                 "Redis's enable-debug-command: yes allows DEBUG (test suites use it), local only "
+                 "from loopback connections, no refuses it")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"no", "yes", "local"}));
   app.add_option("--lua-undeclared-keys", lua_undeclared,
                  "yes: scripts may access keys they did not declare in KEYS; every script then "
                  "escalates over the whole keyspace (no: under --atomicity key-locks such an "
@@ -191,6 +197,7 @@ int main(int argc, char** argv) {
   kvlab::server::parse_memory_units(maxmemory, &cfg.maxmemory);
   cfg.prefetch = prefetch == "yes";
   cfg.lua_undeclared_keys = lua_undeclared == "yes";
+  cfg.enable_debug_command = enable_debug;
 
   if (list_commands) {
     const auto& table = kvlab::server::CommandTable::instance();

@@ -65,6 +65,16 @@ enum class LoadStatus { kOk, kBadVersionOrChecksum, kBadFormat };
 // Checks a DUMP payload's footer (version <= kVersion, CRC64) and decodes its value into *out.
 LoadStatus load_payload(std::string_view payload, ObjectRef* out);
 
+// A list as Redis 7.0's quicklist would hold it (listpack nodes of up to 8 KB), for DEBUG OBJECT:
+// node count, entries and the nodes' listpack bytes. False when the list was emptied meanwhile.
+struct QuicklistShape {
+  std::size_t nodes = 0, entries = 0, bytes = 0;
+};
+bool quicklist_shape(const ObjectRef& list, QuicklistShape* out);
+
+// DEBUG SET-SKIP-CHECKSUM-VALIDATION: load_payload() stops checking the CRC64 (process-wide).
+void set_skip_checksum(bool skip);
+
 // Serializes o as a DUMP payload (type, value, version, CRC64) into *out. A container is read
 // under its lock. False when o is a container that was emptied meanwhile (the key is gone).
 bool dump_value(const ObjectRef& o, std::string* out);

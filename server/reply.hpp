@@ -82,6 +82,8 @@ class ReplyWriter {
   }
   // A set of n elements follows.
   void set(std::size_t n) { prefixed(resp3() ? '~' : '*', static_cast<std::int64_t>(n)); }
+  // RESP3 attributes (n key/value pairs) for the reply that follows; RESP3 only (callers check).
+  void attribute(std::size_t n) { prefixed('|', static_cast<std::int64_t>(n)); }
   // An out-of-band push frame of n elements follows (pub/sub messages, invalidations).
   void push(std::size_t n) { prefixed(resp3() ? '>' : '*', static_cast<std::int64_t>(n)); }
   // A double as Redis 7.0's addReplyDouble: "%.17g", with inf and -inf spelled out.

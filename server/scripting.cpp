@@ -31,11 +31,6 @@ namespace kvlab::server {
 namespace scripting {
 namespace {
 
-void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
-  ctx.reply.array(lines.size());
-  for (auto l : lines) ctx.reply.simple(l);
-}
-
 // ---- SHA-1 (FIPS 180-1), for script names ----
 std::string sha1_hex(std::string_view data) {
   std::uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};

@@ -50,6 +50,8 @@ struct Config {
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
   // --lua-undeclared-keys: scripts may touch keys outside KEYS (each escalates over every key).
   bool lua_undeclared_keys = false;
+  // --enable-debug-command no|yes|local: whether DEBUG runs (commands/debug.cpp), as Redis's.
+  std::string enable_debug_command = "no";
   // Cluster protocol (server/cluster.hpp): --cluster-mode no|emulated|yes, the node id (random
   // when empty), the address announced in CLUSTER SLOTS/NODES (the bind address when empty), and
   // a configuration file loaded at startup (yes mode).

@@ -383,7 +383,8 @@ void Worker::run() {
       expire_blocked(wall_ms());
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
-    if (!expiry_.empty() && expiry_.top().at_ms <= now) sweep_expired(now);
+    if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled())
+      sweep_expired(now);
     if (tracking_pending()) {  // expired keys that tracking clients had read
       tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();

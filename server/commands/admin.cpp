@@ -311,11 +311,6 @@ void client_noop_ok_cmd(CommandContext& ctx) {
   ctx.reply.ok();
 }
 
-void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
-  ctx.reply.array(lines.size());
-  for (auto l : lines) ctx.reply.simple(l);
-}
-
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 void client_unblock_cmd(CommandContext& ctx) {
   bool with_error = false;

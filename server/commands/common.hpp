@@ -186,4 +186,15 @@ inline std::string_view parse_multi_pop(std::span<const std::string_view> argv, 
   return {};
 }
 
+// A HELP subcommand's reply: one status line each.
+inline void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
+  ctx.reply.array(lines.size());
+  for (auto l : lines) ctx.reply.simple(l);
+}
+
+// What OBJECT REFCOUNT and OBJECT ENCODING answer for a value (keys.cpp), also shown by DEBUG
+// OBJECT.
+std::int64_t redis_refcount(const ObjectRef& o);
+std::string_view redis_encoding(const ObjectRef& o);
+
 }  // namespace kvlab::server

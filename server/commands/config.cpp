@@ -609,6 +609,7 @@ std::string get_value(Server& s, std::size_t i) {
   if (n == "kvlab-yield") return s.config().yield;
   if (n == "kvlab-atomicity") return std::string(s.atomicity().name());
   if (n == "kvlab-lua-undeclared-keys") return s.config().lua_undeclared_keys ? "yes" : "no";
+  if (n == "enable-debug-command") return s.config().enable_debug_command;
   const std::string& v = values()[i];
   if (n == "hz") {  // Redis keeps what was set but runs (and shows) 1..500
     const std::int64_t hz = std::stoll(v);

@@ -661,14 +661,7 @@ void object_idletime_cmd(CommandContext& ctx) {
 // while maxmemory was set with an LRU/LFU policy answers INT_MAX here once the policy is gone.
 void object_refcount_cmd(CommandContext& ctx) {
   Value v;
-  if (!object_lookup(ctx, &v)) return;
-  std::int64_t n = 0;
-  if (v.obj->type() == ObjectType::kString && string_is_int(v.obj->str(), &n) && n >= 0 &&
-      n < kSharedIntegers && shared_integers_enabled()) {
-    ctx.reply.integer(std::numeric_limits<std::int32_t>::max());
-    return;
-  }
-  ctx.reply.integer(1);
+  if (object_lookup(ctx, &v)) ctx.reply.integer(redis_refcount(v.obj));
 }
 
 void object_help_cmd(CommandContext& ctx) {
@@ -792,6 +785,19 @@ const CommandSpec kKeyCommands[] = {
 };
 
 }  // namespace
+
+std::int64_t redis_refcount(const ObjectRef& o) {
+  std::int64_t n = 0;
+  if (o->type() == ObjectType::kString && string_is_int(o->str(), &n) && n >= 0 &&
+      n < kSharedIntegers && shared_integers_enabled()) {
+    return std::numeric_limits<std::int32_t>::max();
+  }
+  return 1;
+}
+
+std::string_view redis_encoding(const ObjectRef& o) {
+  return container_encoding(o);
+}
 
 std::span<const CommandSpec> key_commands() {
   return kKeyCommands;

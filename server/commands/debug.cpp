@@ -1,0 +1,323 @@
+// DEBUG: the subcommands that Redis's, Valkey's and the client libraries' test suites send, as
+// Redis 7.0 answers them, behind Redis's `enable-debug-command` (no by default: every DEBUG
+// answers Redis's "not allowed" error; `local` allows loopback connections only).
+//
+//   PROTOCOL <type>          a test value of each RESP3 type (and its RESP2 form), for clients'
+//                            parser tests
+//   ERROR <string>           the string as an error reply, for clients' error tests
+//   SLEEP <seconds>          stops the server's keyed commands: DEBUG runs as a keyspace-wide
+//                            operation, so a command on any worker that names a key waits for
+//                            it, as behind Redis's single thread (keyless ones, PING, still run)
+//   SET-ACTIVE-EXPIRE <0|1>  stops (0) or restarts the workers' background expiry sweeps; keys
+//                            still expire when read
+//   POPULATE <n> [prefix] [size]  creates prefix:0..n-1 = "value:<j>" (cut or zero-padded to
+//                            size), leaving existing keys alone
+//   OBJECT <key>             Redis's one-line summary: address, refcount, encoding, serialized
+//                            length, LRU clock and idle seconds (quicklist figures for lists)
+//   STRINGMATCH-TEST         fuzzes the glob matcher
+//   SET-SKIP-CHECKSUM-VALIDATION <0|1>  RESTORE skips the payload's CRC64
+//   LOG, CHANGE-REPL-ID, PAUSE-CRON, QUICKLIST-PACKED-THRESHOLD, RELOAD: accepted, validated as
+//                            Redis does; they act on machinery kvlab does not have (persistence,
+//                            replication, the cron, quicklists) and leave the dataset as it is —
+//                            which is what a successful RELOAD yields.
+// Other Redis subcommands (crashes, AOF, allocator, cluster links) answer Redis's unknown
+// subcommand error.
+//
+// Thread safety: the two switches are process-wide relaxed atomics (see active_expire_enabled()).
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+#include <string>
+
+#include "server/commands/common.hpp"
+#include "server/container.hpp"
+#include "server/eviction.hpp"
+#include "server/rdb.hpp"
+
+namespace kvlab::server {
+namespace {
+
+// Relaxed: each is a switch read once per worker loop iteration (or per RESTORE); no data is
+// published through it, and a worker seeing the change one iteration late is harmless.
+std::atomic<bool> g_active_expire{true};
+
+bool debug_allowed(CommandContext& ctx) {
+  const std::string& mode = ctx.server.config().enable_debug_command;
+  if (mode == "yes") return true;
+  if (mode == "local") {
+    const std::string& a = ctx.conn.info->addr;
+    if (a.rfind("127.", 0) == 0 || a.rfind("[::1]", 0) == 0 || a.rfind("::1", 0) == 0 ||
+        a.rfind("in-process", 0) == 0)
+      return true;
+  }
+  ctx.reply.error(
+      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+      "can run it from a local connection, otherwise you need to set this option in the "
+      "configuration file, and then restart the server.");
+  return false;
+}
+
+// C's atoi, as Redis reads these switches: leading digits, anything else 0.
+int c_atoi(std::string_view s) {
+  return std::atoi(std::string(s).c_str());
+}
+
+void protocol(CommandContext& ctx, std::string_view type) {
+  ReplyWriter& r = ctx.reply;
+  if (iequals(type, "string")) {
+    r.bulk("Hello World");
+  } else if (iequals(type, "integer")) {
+    r.integer(12345);
+  } else if (iequals(type, "double")) {
+    r.dbl(3.141);
+  } else if (iequals(type, "bignum")) {
+    r.big_number("1234567999999999999999999999999999999");
+  } else if (iequals(type, "null")) {
+    r.null();
+  } else if (iequals(type, "array")) {
+    r.array(3);
+    for (int j = 0; j < 3; ++j) r.integer(j);
+  } else if (iequals(type, "set")) {
+    r.set(3);
+    for (int j = 0; j < 3; ++j) r.integer(j);
+  } else if (iequals(type, "map")) {
+    r.map(3);
+    for (int j = 0; j < 3; ++j) {
+      r.integer(j);
+      r.boolean(j == 1);
+    }
+  } else if (iequals(type, "attrib")) {
+    if (r.resp3()) {  // RESP2 has no attributes: only the reply that follows
+      r.attribute(1);
+      r.bulk("key-popularity");
+      r.array(2);
+      r.bulk("key:123");
+      r.integer(90);
+    }
+    r.bulk("Some real reply following the attribute");
+  } else if (iequals(type, "push")) {
+    if (!r.resp3()) {
+      r.error("ERR RESP2 is not supported by this command");
+      return;
+    }
+    r.push(2);
+    r.bulk("server-cpu-usage");
+    r.integer(42);
+    r.bulk("Some real reply following the push reply");
+  } else if (iequals(type, "true")) {
+    r.boolean(true);
+  } else if (iequals(type, "false")) {
+    r.boolean(false);
+  } else if (iequals(type, "verbatim")) {
+    r.verbatim("txt", "This is a verbatim\nstring");
+  } else {
+    r.error(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
+// POPULATE count [prefix] [size]: Redis's positive-integer checks, then the keys.
+void populate(CommandContext& ctx) {
+  std::int64_t count = 0, size = 0;
+  auto positive = [&](std::string_view a, std::int64_t* out) {
+    if (!parse_i64(a, out) || *out < 0) {
+      ctx.reply.error("ERR value is out of range, must be positive");
+      return false;
+    }
+    return true;
+  };
+  if (!positive(ctx.arg(2), &count)) return;
+  const std::string prefix = ctx.argc() > 3 ? std::string(ctx.arg(3)) : std::string("key");
+  if (ctx.argc() > 4 && !positive(ctx.arg(4), &size)) return;
+  std::string key, value;
+  for (std::int64_t j = 0; j < count; ++j) {
+    key = prefix + ":" + std::to_string(j);
+    value = "value:" + std::to_string(j);
+    if (size != 0) value.resize(static_cast<std::size_t>(size), '\0');
+    const ObjectRef obj(Object::make_string(value));
+    if (ctx.ks.insert(key, Value{obj, 0})) continue;
+    ctx.ks.update(key, [&](const Value* cur) -> Update<Value> {
+      if (live(cur, ctx.now_ms) != nullptr) return Update<Value>::keep();
+      return Update<Value>::assign(Value{obj, 0});
+    });
+  }
+  ctx.reply.ok();
+}
+
+// STRINGMATCH-TEST: random patterns over random strings; a crash is the failure.
+void stringmatch_test(CommandContext& ctx) {
+  std::mt19937 rng(12345);
+  static constexpr char kAlphabet[] = "ab*?[]^-\\!xyz";
+  std::string pattern, text;
+  for (int i = 0; i < 100000; ++i) {
+    pattern.assign(rng() % 32, ' ');
+    for (char& c : pattern) c = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+    text.assign(rng() % 32, ' ');
+    for (char& c : text) c = static_cast<char>(rng());
+    glob_match(pattern, text, (i & 1) != 0);
+  }
+  ctx.reply.simple("Apparently Redis did not crash: test passed");
+}
+
+// OBJECT <key>, as Redis 7.0 prints it. The serialized length is DUMP's value bytes (kvlab's
+// LZF finds other matches than Redis's, so compressed values may differ by a few bytes); the LRU
+// clock and idle seconds come from the access word when an LRU-tracking policy runs (0 else).
+void debug_object(CommandContext& ctx, std::string_view key) {
+  Value v;
+  read_live(
+      ctx, key,
+      [&](const Value& found) {
+        if (!live_container_is_dead(found)) v = found;
+      },
+      /*touch=*/false);
+  if (!v.obj) {
+    ctx.reply.error("ERR no such key");
+    return;
+  }
+  std::string payload;
+  const std::size_t serialized = rdb::dump_value(v.obj, &payload) ? payload.size() - 11 : 0;
+  const Eviction& ev = ctx.server.eviction();
+  std::int64_t idle = 0, clock = 0;
+  if (ev.lru()) {
+    idle = ev.idle_ms(*v.obj, ctx.now_ms) / 1000;
+    clock = (ctx.now_ms / 1000 - idle) & ((1 << 24) - 1);  // Redis's 24-bit LRU clock
+  }
+  char buf[512];
+  int n = std::snprintf(
+      buf, sizeof buf,
+      "Value at:%p refcount:%lld encoding:%.*s serializedlength:%zu lru:%lld "
+      "lru_seconds_idle:%lld",
+      static_cast<const void*>(v.obj.get()), static_cast<long long>(redis_refcount(v.obj)),
+      static_cast<int>(redis_encoding(v.obj).size()), redis_encoding(v.obj).data(), serialized,
+      static_cast<long long>(clock), static_cast<long long>(idle));
+  rdb::QuicklistShape q;
+  if (v.obj->type() == ObjectType::kList && rdb::quicklist_shape(v.obj, &q)) {
+    n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
+                       " ql_nodes:%zu ql_avg_node:%.2f ql_listpack_max:-2 ql_compressed:0 "
+                       "ql_uncompressed_size:%zu",
+                       q.nodes, static_cast<double>(q.entries) / static_cast<double>(q.nodes),
+                       q.bytes);
+  }
+  ctx.reply.simple(std::string_view(buf, static_cast<std::size_t>(n)));
+}
+
+void help(CommandContext& ctx) {
+  reply_help(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                   "CHANGE-REPL-ID",
+                   "    Accepted (kvlab has no replication).",
+                   "ERROR <string>",
+                   "    Return a Redis protocol error with <string> as message. Useful for clients",
+                   "    unit tests to simulate Redis errors.",
+                   "LOG <message>",
+                   "    Write <message> to the server log.",
+                   "OBJECT <key>",
+                   "    Show low level info about `key` and associated value.",
+                   "PAUSE-CRON <0|1>",
+                   "    Accepted (kvlab has no cron).",
+                   "POPULATE <count> [<prefix>] [<size>]",
+                   "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+                   "    it is used instead of the 'key' prefix. Existing keys are left alone.",
+                   "PROTOCOL <type>",
+                   "    Reply with a test value of the specified type. <type> can be: string,",
+                   "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+                   "    true, false.",
+                   "QUICKLIST-PACKED-THRESHOLD <size>",
+                   "    Accepted and validated (kvlab has no quicklists).",
+                   "RELOAD [option ...]",
+                   "    Accepted (kvlab has no persistence: the dataset stays as it is).",
+                   "SET-ACTIVE-EXPIRE <0|1>",
+                   "    Setting it to 0 disables expiring keys in background when they are not",
+                   "    accessed. Setting it to 1 reenables back the default.",
+                   "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+                   "    Enables or disables checksum checks for RESTORE's payload.",
+                   "SLEEP <seconds>",
+                   "    Stop the server for <seconds>. Decimals allowed.",
+                   "STRINGMATCH-TEST",
+                   "    Run a fuzz tester against the glob matcher.",
+                   "HELP",
+                   "    Prints this help."});
+}
+
+void debug_cmd(CommandContext& ctx) {
+  if (!debug_allowed(ctx)) return;
+  const std::string_view sub = ctx.arg(1);
+  const std::size_t argc = ctx.argc();
+  if (iequals(sub, "help") && argc == 2) {
+    help(ctx);
+  } else if (iequals(sub, "protocol") && argc == 3) {
+    protocol(ctx, ctx.arg(2));
+  } else if (iequals(sub, "error") && argc == 3) {
+    ctx.reply.error(ctx.arg(2));
+  } else if (iequals(sub, "sleep") && argc == 3) {
+    // strtod as Redis reads it: "x" sleeps 0 s.
+    const double seconds = std::strtod(std::string(ctx.arg(2)).c_str(), nullptr);
+    if (seconds > 0) {
+      const auto us = static_cast<long long>(std::min(seconds, 1e9) * 1e6);
+      timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
+      while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+      }
+    }
+    ctx.reply.ok();
+  } else if (iequals(sub, "set-active-expire") && argc == 3) {
+    g_active_expire.store(c_atoi(ctx.arg(2)) != 0, std::memory_order_relaxed);
+    ctx.reply.ok();
+  } else if (iequals(sub, "set-skip-checksum-validation") && argc == 3) {
+    rdb::set_skip_checksum(c_atoi(ctx.arg(2)) != 0);
+    ctx.reply.ok();
+  } else if (iequals(sub, "populate") && argc >= 3 && argc <= 5) {
+    populate(ctx);
+  } else if (iequals(sub, "object") && argc == 3) {
+    debug_object(ctx, ctx.arg(2));
+  } else if (iequals(sub, "stringmatch-test") && argc == 2) {
+    stringmatch_test(ctx);
+  } else if (iequals(sub, "log") && argc == 3) {
+    std::fprintf(stderr, "kvlab-server: DEBUG LOG: %.*s\n", static_cast<int>(ctx.arg(2).size()),
+                 ctx.arg(2).data());
+    ctx.reply.ok();
+  } else if (iequals(sub, "reload")) {
+    for (std::size_t j = 2; j < argc; ++j) {
+      if (!iequals(ctx.arg(j), "merge") && !iequals(ctx.arg(j), "noflush") &&
+          !iequals(ctx.arg(j), "nosave")) {
+        ctx.reply.error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+        return;
+      }
+    }
+    ctx.reply.ok();
+  } else if ((iequals(sub, "change-repl-id") && argc == 2) ||
+             (iequals(sub, "pause-cron") && argc == 3)) {
+    ctx.reply.ok();
+  } else if (iequals(sub, "quicklist-packed-threshold") && argc == 3) {
+    std::uint64_t size = 0;
+    if (!parse_memory_units(ctx.arg(2), &size) || size > (std::uint64_t{1} << 32) - (1 << 20)) {
+      ctx.reply.error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+      return;
+    }
+    ctx.reply.ok();
+  } else {
+    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub) +
+                    "'. Try DEBUG HELP.");
+  }
+}
+
+constexpr CommandSpec kDebugCommands[] = {
+    {"debug", -2, kAdmin | kLoading | kStale | kKeyspaceWide, debug_cmd, 0, 0, 0, "server",
+     "A container for debugging commands", "subcommand [argument [argument ...]]", "1.0.0",
+     "Depends on subcommand."},
+};
+
+}  // namespace
+
+bool active_expire_enabled() {
+  return g_active_expire.load(std::memory_order_relaxed);
+}
+
+std::span<const CommandSpec> debug_commands() {
+  return kDebugCommands;
+}
+
+}  // namespace kvlab::server
