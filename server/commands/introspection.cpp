@@ -451,8 +451,9 @@ std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::i
       const std::size_t n = m.size();
       const std::size_t take = samples == 0 ? n : std::min<std::size_t>(n, samples);
       for (std::size_t i = 0; i < take; ++i)
-        sum += alloc_size(48) + 8 + 8 + string_heap(m.at(i).size());
-      return total + alloc_size(sizeof(SetObject)) + (take == 0 ? 0 : sum * n / take);
+        sum += sizeof(std::string) + string_heap(m.at(i).size());
+      return total + alloc_size(sizeof(SetObject)) + alloc_size(m.index_bytes()) +
+             (take == 0 ? 0 : sum * n / take);
     }
     case ObjectType::kHash: {
       const auto& c = static_cast<const HashObject&>(o);
