@@ -458,10 +458,9 @@ std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::i
     case ObjectType::kHash: {
       const auto& c = static_cast<const HashObject&>(o);
       const HashFields& h = c.data;
-      return total + alloc_size(sizeof(HashObject)) +
+      return total + alloc_size(sizeof(HashObject)) + alloc_size(h.index_bytes()) +
              sampled(h.begin(), h.end(), h.size(), samples, [](const auto& kv) {
-               return alloc_size(72) + 8 + string_heap(kv.first.size()) +
-                      string_heap(kv.second.size());
+               return sizeof(kv) + string_heap(kv.first.size()) + string_heap(kv.second.size());
              });
     }
     case ObjectType::kZSet: {

@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "server/commands/set_types.hpp"
+#include "server/hash_fields.hpp"
 
+using kvlab::server::HashFields;
 using kvlab::server::LexBound;
 using kvlab::server::LexRange;
 using kvlab::server::MemberSet;
@@ -327,6 +329,58 @@ TEST_SUITE("unit") {
       std::set<std::string> listed;
       for (std::size_t i = 0; i < s.size(); ++i) listed.insert(s.at(i));
       CHECK(listed == model);
+    }
+  }
+
+  // HashFields against a std::map model: set/set_if_absent/get/erase, iteration, uniform random
+  // entries, and HSCAN's guarantee (a field present for the whole scan is returned) with fields
+  // added and erased between pages.
+  TEST_CASE("HashFields matches a map model and its scan returns every field present throughout") {
+    for (const int domain : {6, 60, 3000}) {
+      HashFields h;
+      std::map<std::string, std::string> model;
+      std::mt19937_64 g(11 + domain);
+      for (int op = 0; op < 20000; ++op) {
+        const std::string f = "f" + std::to_string(g() % static_cast<unsigned>(domain));
+        const std::string v = "v" + std::to_string(op);
+        switch (g() % 4) {
+          case 0:
+          case 1:
+            CHECK(h.set(f, v) == (model.count(f) == 0));
+            model[f] = v;
+            break;
+          case 2:
+            CHECK(h.set_if_absent(f, v) == model.emplace(f, v).second);
+            break;
+          default:
+            CHECK(h.erase(f) == (model.erase(f) == 1));
+        }
+        const std::string* got = h.get(f);
+        CHECK((got == nullptr) == (model.count(f) == 0));
+        if (got != nullptr) CHECK(*got == model[f]);
+        if (op % 101 == 0) {
+          REQUIRE(h.size() == model.size());
+          std::map<std::string, std::string> listed(h.begin(), h.end());
+          REQUIRE(listed == model);
+          if (!h.empty()) CHECK(model.count(h.random_entry(g).first) == 1);
+        }
+      }
+      // A scan in pages of 5 with churn between pages.
+      std::set<std::string> stable, seen;
+      for (const auto& [f, v] : model) stable.insert(f);
+      std::uint64_t cursor = 0;
+      int pages = 0, next = 0;
+      do {
+        cursor = h.scan(cursor, 5,
+                        [&](std::string_view f, std::string_view) { seen.insert(std::string(f)); });
+        if (h.size() > 0) {
+          const std::string victim = h.random_entry(g).first;
+          stable.erase(victim);
+          h.erase(victim);
+        }
+        h.set("new" + std::to_string(next++), "x");
+      } while (cursor != 0 && ++pages < 100000);
+      for (const auto& f : stable) CHECK(seen.count(f) == 1);
     }
   }
 
