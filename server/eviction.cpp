@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <functional>
 #include <limits>
 
@@ -177,6 +178,13 @@ Eviction::Eviction(unsigned workers, std::unique_ptr<MessageQueue> small,
       small_(std::move(small)),
       main_(std::move(main)) {
   for (unsigned i = 0; i < num_workers_; ++i) workers_[i].rng.seed(0x6b766c6162ull + i);
+  // Redis creates its shared integers at startup: their clocks start now.
+  const auto now =
+      static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  shared_lru_ = std::make_unique<std::atomic<std::uint32_t>[]>(kSharedIntegers);
+  for (int i = 0; i < kSharedIntegers; ++i) shared_lru_[i].store(now, std::memory_order_relaxed);
 }
 
 Eviction::~Eviction() {
@@ -268,6 +276,10 @@ void Eviction::reconfigure() {
   // relaxed stores: the hooks read these as hints; a worker that sees the new policy a little
   // late registers a key in the old structure (dropped) or not at all (rebuild covers it).
   kind_.store(k, std::memory_order_relaxed);
+  // Redis shares integers unless maxmemory is set with an LRU or LFU policy.
+  const bool lru_or_lfu = p == EvictPolicy::kAllkeysLru || p == EvictPolicy::kVolatileLru ||
+                          p == EvictPolicy::kAllkeysLfu || p == EvictPolicy::kVolatileLfu;
+  shared_ints_.store(maxmemory() == 0 || !lru_or_lfu, std::memory_order_relaxed);
   tracking_.store(track, std::memory_order_relaxed);
   rebuild_.store(track, std::memory_order_relaxed);
 }

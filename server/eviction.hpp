@@ -217,6 +217,9 @@ class Eviction {
       case Kind::kLru: {
         const auto t = static_cast<std::uint32_t>(now_ms);
         if (o.access() != t) o.set_access(t);
+        const int n = shared_int(o);
+        if (n >= 0 && shared_lru_[n].load(std::memory_order_relaxed) != t)
+          shared_lru_[n].store(t, std::memory_order_relaxed);  // relaxed: as the access word
         return;
       }
       case Kind::kLfu:
@@ -246,8 +249,11 @@ class Eviction {
   bool lfu() const { return kind_.load(std::memory_order_relaxed) == Kind::kLfu; }  // a hint
   bool lru() const { return kind_.load(std::memory_order_relaxed) == Kind::kLru; }
   // OBJECT IDLETIME's milliseconds (REQUIRES: lru()) and OBJECT FREQ's counter (REQUIRES: lfu()).
+  // A value Redis would hold as one of its shared integers answers the shared object's clock.
   std::uint32_t idle_ms(const Object& o, std::int64_t now_ms) const {
-    return static_cast<std::uint32_t>(now_ms) - o.access();  // modulo 2^32, as the word wraps
+    const int n = shared_int(o);
+    const std::uint32_t last = n >= 0 ? shared_lru_[n].load(std::memory_order_relaxed) : o.access();
+    return static_cast<std::uint32_t>(now_ms) - last;  // modulo 2^32, as the word wraps
   }
   std::uint32_t freq(const Object& o, std::int64_t now_ms) const {
     return lfu_decayed(o.access(), now_ms);
@@ -336,6 +342,27 @@ class Eviction {
   std::atomic<int> samples_{5}, lfu_log_factor_{10}, lfu_decay_time_{1};
   std::atomic<bool> tracking_{false};  // maxmemory > 0 and a policy that evicts
   std::atomic<Kind> kind_{Kind::kLru};  // what the access word holds (noeviction: the clock)
+  // Redis's shared integers: a string value "0".."9999" is, in Redis, one shared object per
+  // integer (unless maxmemory is set with an LRU or LFU policy), whose LRU clock every key holding
+  // it reads and touches: OBJECT IDLETIME of such a key is the time since any key with that
+  // integer was read, or since startup. kvlab's values are per key; this table keeps the shared
+  // clocks (ms, as the access word) so that IDLETIME answers as Redis does. Relaxed throughout:
+  // hints, like the access word. shared_ints_ is false while Redis would not share.
+  static constexpr int kSharedIntegers = 10000;
+  std::atomic<bool> shared_ints_{true};
+  std::unique_ptr<std::atomic<std::uint32_t>[]> shared_lru_;
+  // The shared integer o holds (-1: none, or sharing is off).
+  int shared_int(const Object& o) const {
+    if (o.type() != ObjectType::kString || !shared_ints_.load(std::memory_order_relaxed)) return -1;
+    const std::string_view s = o.str();
+    if (s.empty() || s.size() > 4 || (s[0] == '0' && s.size() > 1)) return -1;
+    int n = 0;
+    for (const char c : s) {
+      if (c < '0' || c > '9') return -1;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
   std::atomic<bool> rebuild_{false};  // the indexes must be filled from the keyspace
   // Counting started at run time: the keyspace's estimated size is still to be added (memory.hpp).
   std::atomic<bool> baseline_{false};

@@ -7,9 +7,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/server/checks.hpp"
@@ -359,6 +361,42 @@ TEST_SUITE("generic key commands") {
     check_error(c("OBJECT foo a"), "ERR unknown subcommand 'foo'. Try OBJECT HELP.");
     check_error(c("OBJECT ENCODING"),
                 "ERR wrong number of arguments for 'object|encoding' command");
+  }
+
+  // Redis shares the integers 0..9999: a key holding one reads the shared object's LRU clock,
+  // which any key holding that integer touches, and which is as old as the server when untouched.
+  TEST_CASE("OBJECT IDLETIME of a shared integer is the shared object's, as redis-server 7.0") {
+    const auto run = [](Client& c, const char* who) {
+      INFO(who);
+      c("FLUSHALL");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+      c("INCRBY k1 9876");  // 9876: untouched since startup (no other test uses it)
+      c("SET big 98765");  // five digits: never shared
+      CHECK(c("OBJECT IDLETIME k1").integer >= 1);
+      CHECK(c("OBJECT IDLETIME big").integer == 0);
+      c("SET k2 9876");
+      CHECK(c("OBJECT IDLETIME k2").integer >= 1);  // the same shared object
+      c("GET k2");
+      CHECK(c("OBJECT IDLETIME k1").integer == 0);  // touched through k2
+      // maxmemory with an LRU policy turns sharing off: a new value is its own.
+      c("CONFIG SET maxmemory 1gb");
+      c("CONFIG SET maxmemory-policy allkeys-lru");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+      c("SET k3 9876");
+      CHECK(c("OBJECT IDLETIME k3").integer == 0);
+      c("CONFIG SET maxmemory 0");
+      c("CONFIG SET maxmemory-policy noeviction");
+      c("FLUSHALL");
+    };
+    run(client(), "kvlab");
+    RedisProcess redis({"--databases", "1"});
+    if (!redis.running()) {
+      MESSAGE("redis-server not on PATH: not checked against it");
+      return;
+    }
+    Client r(redis.port());
+    REQUIRE(r.ok());
+    run(r, "redis-server");
   }
 
   // The access word (server/eviction.hpp) on a script whose answers are deterministic: idle
