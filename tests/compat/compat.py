@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #   shape   random results: only the reply's type and element count (errors stay exact)
 #   ttl     remaining/absolute expiry times: equal within the tolerance (the two servers run the
 #           same command a few milliseconds apart); negative codes (-1, -2) stay exact
+#   clocks  XINFO STREAM/CONSUMERS, XPENDING: their clock readings (seen, delivery and idle
+#           times) within CLOCK_TOLERANCE_MS, everything else exact (see clock_fields)
 # Errors are always compared exactly. With --resp3 a RESP3 set (~) is always compared as a multiset
 # (the type says it is unordered), a map (%) as a multiset of pairs where the command is `set` or
 # `pairs` here, and in order otherwise (HELLO, XINFO-like maps have a fixed field order).
@@ -130,6 +132,45 @@ def auto_ids(reply):
     return reply
 
 
+# Stream introspection reports clock readings: absolute delivery and seen times (ms since the
+# epoch) and idle times (ms). In pipelined mode the two servers run a command up to a batch apart,
+# so these compare within CLOCK_TOLERANCE_MS (lockstep runs agree to the millisecond anyway).
+CLOCK_COMMANDS = {"xinfo|stream", "xinfo|consumers", "xpending"}
+CLOCK_FIELDS = {b"seen-time", b"active-time", b"idle", b"inactive"}
+CLOCK_TOLERANCE_MS = 1000
+
+
+def clock_fields(reply):
+    """reply with each clock reading replaced by ("near", ms): an integer of 10**12 or more (an
+    absolute time in ms), one after a CLOCK_FIELDS name, and XPENDING's per-entry idle (the third
+    of [id, consumer, idle, count])."""
+    t, v = reply
+    if t == "map" and v:
+        return (t, tuple((k, ("near", x[1]) if k[1] in CLOCK_FIELDS and x[0] == "int"
+                          else clock_fields(x)) for k, x in v))
+    if t not in ("array", "set", "push") or not isinstance(v, (list, tuple)):
+        return ("near", v) if t == "int" and v >= 10 ** 12 else reply
+    items = list(v)
+    out = []
+    for j, e in enumerate(items):
+        after_name = j % 2 == 1 and items[j - 1][0] in ("bulk", "simple") and \
+            items[j - 1][1] in CLOCK_FIELDS
+        pending_idle = len(items) == 4 and j == 2 and [x[0] for x in items] == [
+            "bulk", "bulk", "int", "int"]
+        out.append(("near", e[1]) if e[0] == "int" and (after_name or pending_idle)
+                   else clock_fields(e))
+    return (t, tuple(out))
+
+
+def near_equal(a, b):
+    """a == b, but ("near", x) and ("near", y) within CLOCK_TOLERANCE_MS, at any depth."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if len(a) == 2 and len(b) == 2 and a[0] == "near" and b[0] == "near":
+            return abs(a[1] - b[1]) <= CLOCK_TOLERANCE_MS
+        return len(a) == len(b) and all(near_equal(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def sort_unsorted(cmd):
     """SORT/SORT_RO with a BY pattern without '*' (Redis's strchr: before any NUL) does not sort:
     a set's elements come in its hash table's order, which Redis leaves unspecified, so the
@@ -157,6 +198,8 @@ def normalize(name, reply, cmd=()):
         # channels compare as a set, the remaining-subscription counts in order.
         return ("unsubscribe all", (tuple(sorted((r[1][1] for r in v), key=repr)),
                                     tuple(r[1][2] for r in v)))
+    if name in CLOCK_COMMANDS:
+        return ("clocks", clock_fields(reply))
     how = NORMALIZE.get(name)
     if name in ("sort", "sort_ro"):
         how = sort_unsorted(cmd)
@@ -195,6 +238,8 @@ def same(a, b):
         return True  # a page that ended early on either side: only its shape is checked
     if a[0] == "tolerance" and b[0] == "tolerance":
         return abs(a[1][1] - b[1][1]) <= a[1][0]
+    if a[0] == "clocks" and b[0] == "clocks":
+        return near_equal(a[1], b[1])
     return a == b
 
 

@@ -125,6 +125,33 @@ class ReplyAllowListTest(unittest.TestCase):
 class NormalizeTest(unittest.TestCase):
     """Replies whose order Redis leaves unspecified compare as sets; their other parts do not."""
 
+    def test_stream_clock_readings_compare_within_a_second_and_nothing_else_does(self):
+        import compat  # noqa: E402
+
+        def full(seen, name=b"c1"):
+            consumer = ("array", (("bulk", b"name"), ("bulk", name), ("bulk", b"seen-time"),
+                                  ("int", seen)))
+            group = ("array", (("bulk", b"consumers"), ("array", (consumer,))))
+            return ("array", (("bulk", b"length"), ("int", 1), ("bulk", b"groups"),
+                              ("array", (group,))))
+        cmd = [b"XINFO", b"STREAM", b"k", b"FULL"]
+        a = compat.normalize("xinfo|stream", full(1796424438483), cmd)
+        self.assertTrue(compat.same(a, compat.normalize("xinfo|stream", full(1796424438468), cmd)))
+        self.assertFalse(compat.same(a, compat.normalize("xinfo|stream", full(1796424440483),
+                                                         cmd)))
+        self.assertFalse(compat.same(a, compat.normalize("xinfo|stream",
+                                                         full(1796424438483, b"c2"), cmd)))
+        # XPENDING's extended form: the idle of [id, consumer, idle, count] is a clock reading,
+        # the delivery count is not.
+        def pend(idle, count):
+            return ("array", (("array", (("bulk", b"1-0"), ("bulk", b"c"), ("int", idle),
+                                         ("int", count))),))
+        x = [b"XPENDING", b"k", b"g", b"-", b"+", b"10"]
+        self.assertTrue(compat.same(compat.normalize("xpending", pend(5, 1), x),
+                                    compat.normalize("xpending", pend(40, 1), x)))
+        self.assertFalse(compat.same(compat.normalize("xpending", pend(5, 1), x),
+                                     compat.normalize("xpending", pend(5, 2), x)))
+
     def test_sunsubscribe_alone_compares_channels_as_a_set_and_counts_in_order(self):
         import compat  # noqa: E402
 
