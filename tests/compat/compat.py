@@ -171,6 +171,14 @@ def near_equal(a, b):
     return a == b
 
 
+def alpha_nul_ties(cmd, elements):
+    """SORT ... ALPHA without BY, GET or STORE whose reply holds an element with a NUL byte."""
+    words = [a.lower() for a in cmd[2:]]
+    return (b"alpha" in words and not {b"by", b"get", b"store"} & set(words) and
+            all(e[0] == "bulk" and e[1] is not None for e in elements) and
+            any(b"\0" in e[1] for e in elements))
+
+
 def sort_unsorted(cmd):
     """SORT/SORT_RO with a BY pattern without '*' (Redis's strchr: before any NUL) does not sort:
     a set's elements come in its hash table's order, which Redis leaves unspecified, so the
@@ -200,6 +208,12 @@ def normalize(name, reply, cmd=()):
                                     tuple(r[1][2] for r in v)))
     if name in CLOCK_COMMANDS:
         return ("clocks", clock_fields(reply))
+    if name in ("sort", "sort_ro") and t == "array" and v and alpha_nul_ties(cmd, v):
+        # ALPHA compares with strcoll, which stops at a NUL: "a\0b" ties with "a", and qsort
+        # leaves tied elements in an unspecified order. The order of the prefixes is compared,
+        # and the elements as a multiset.
+        prefixes = tuple(e[1].split(b"\0", 1)[0] for e in v)
+        return ("alpha ties", (prefixes, tuple(sorted(v, key=repr))))
     how = NORMALIZE.get(name)
     if name in ("sort", "sort_ro"):
         how = sort_unsorted(cmd)

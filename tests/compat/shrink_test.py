@@ -168,6 +168,22 @@ class NormalizeTest(unittest.TestCase):
         self.assertFalse(compat.same(compat.normalize("sunsubscribe", unsub((b"k1", 1), (b"0", 0)), named),
                                      compat.normalize("sunsubscribe", unsub((b"0", 1), (b"k1", 0)), named)))
 
+    def test_sort_alpha_ties_at_a_nul_are_unordered_and_other_orders_are_not(self):
+        import compat  # noqa: E402
+
+        def arr(*xs):
+            return ("replies", (("array", tuple(("bulk", x) for x in xs)),))
+        cmd = [b"SORT_RO", b"k2", b"ALPHA"]
+        # normalize() sees one command's reply; unwrap as compare() does.
+        one = lambda r: r[1][0]
+        a = compat.normalize("sort_ro", one(arr(b"-9", b"a\0b", b"a", b"b")), cmd)
+        b = compat.normalize("sort_ro", one(arr(b"-9", b"a", b"a\0b", b"b")), cmd)
+        c = compat.normalize("sort_ro", one(arr(b"-9", b"b", b"a", b"a\0b")), cmd)
+        self.assertTrue(compat.same(a, b))
+        self.assertFalse(compat.same(a, c))
+        plain = lambda *xs: compat.normalize("sort_ro", one(arr(*xs)), cmd)
+        self.assertFalse(compat.same(plain(b"a", b"b"), plain(b"b", b"a")))
+
     def test_sort_by_with_alpha_is_unordered_and_numeric_sort_by_is_not(self):
         import compat  # noqa: E402
         self.assertEqual(compat.sort_unsorted([b"SORT", b"k", b"BY", b"w_*", b"ALPHA"]), "set")
