@@ -8,8 +8,9 @@
 #                               [--pipelines 30,1] [--kvlab-threads 1,2] [--scale X]
 #
 # Method: the three servers run side by side (idle ones sleep in epoll_wait); each measurement
-# empties the server (FLUSHALL), prefills the keys GET and MGET read, snapshots the server's
-# utime+stime (/proc/PID/stat), runs the client, and reads the CPU again. One repetition measures
+# empties the server (FLUSHALL), prefills the keys GET and MGET read, waits until the server's CPU
+# time stops moving (deferred frees of the flushed keyspace), snapshots the server's utime+stime
+# (/proc/PID/stat), runs the client, and reads the CPU again. One repetition measures
 # every server once per (command, client, pipeline), the servers in a rotated order, so a slow
 # moment of this shared machine falls on every server in turn. The result is the median over the
 # repetitions of the paired ratios kvlab/redis (and threads-2/threads-1), never a ratio of medians.
@@ -124,10 +125,25 @@ def prefill(server, client):
                         "1", "-q"], capture_output=True, check=True)
 
 
+def settle(server):
+    """Waits until the server's CPU time stops moving (two equal readings 0.1 s apart, at most 5 s):
+    kvlab-server frees a flushed keyspace through its reclamation a little later (about 0.1 s of
+    CPU for 100,000 small sets), which would otherwise be charged to the next command measured;
+    Redis's FLUSHALL frees synchronously, before the window."""
+    last, deadline = cpu_ticks(server.proc.pid), time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = cpu_ticks(server.proc.pid)
+        if now == last:
+            return
+        last = now
+
+
 def measure(server, cmd, client, pipeline):
     server.cli("FLUSHALL")
     if cmd in PREFILL:
         prefill(server, client)
+    settle(server)
     rb_args, template = TEMPLATES[cmd]
     before = cpu_ticks(server.proc.pid)
     t0 = time.monotonic()
