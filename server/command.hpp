@@ -128,6 +128,9 @@ struct CommandSpec {
 bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
                   std::vector<std::size_t>* out);
 
+// Redis's no_mandatory_keys flag (the scripts): the command may name no key at all.
+bool no_mandatory_keys(const CommandSpec& c);
+
 // The command families; each returns its rows (static storage).
 std::span<const CommandSpec> string_commands();
 std::span<const CommandSpec> list_commands();

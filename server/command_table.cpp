@@ -755,6 +755,12 @@ void reply_flags(ReplyWriter& r, const CommandSpec& c, bool top_level) {
 }
 }  // namespace
 
+bool no_mandatory_keys(const CommandSpec& c) {
+  for (const auto& [name, f] : kRedisFlags)
+    if (name == c.name) return (f & kNoMandatoryKeysF) != 0;
+  return false;
+}
+
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent) {
   r.array(10);
   if (parent.empty()) {

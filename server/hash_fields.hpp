@@ -89,9 +89,10 @@ class HashFields {
     return true;
   }
   bool erase(std::string_view field) {
-    const std::size_t i = find(field, DenseIndex::hash(field));
+    const std::uint32_t h = DenseIndex::hash(field);
+    const std::size_t i = find(field, h);
     if (i == DenseIndex::kNone) return false;
-    index_.remove(i, DenseIndex::hash(entries_[i].first));
+    index_.remove(i, h);
     const std::size_t last = entries_.size() - 1;
     if (i != last) {
       index_.move(last, i, DenseIndex::hash(entries_[last].first));

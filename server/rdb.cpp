@@ -604,15 +604,6 @@ StreamId id_from_raw(std::string_view raw) {
   const auto* u = reinterpret_cast<const unsigned char*>(raw.data());
   return {load_be(u, 8), load_be(u + 8, 8)};
 }
-std::string id_to_raw(StreamId id) {
-  std::string k(16, '\0');
-  for (int i = 0; i < 8; ++i) {
-    k[i] = static_cast<char>(id.ms >> (56 - 8 * i));
-    k[8 + i] = static_cast<char>(id.seq >> (56 - 8 * i));
-  }
-  return k;
-}
-
 bool read_id(Reader& r, StreamId* id) {
   return r.count(&id->ms) && r.count(&id->seq);
 }
@@ -1109,7 +1100,7 @@ void dump_stream(const Stream& s, std::string* out) {
       }
       lp.add(int_string(same ? n + 3 : 2 * n + 4));
     }
-    put_string(out, id_to_raw(master));
+    put_string(out, master.raw());
     put_string(out, lp.finish());
   });
   put_len(out, s.length());
@@ -1124,7 +1115,7 @@ void dump_stream(const Stream& s, std::string* out) {
     put_len(out, static_cast<std::uint64_t>(g.entries_read));
     put_len(out, g.pel.size());
     for (const auto& [id, nack] : g.pel) {
-      out->append(id_to_raw(id));
+      out->append(id.raw());
       put_ms_time(out, nack.delivery_time);
       put_len(out, nack.delivery_count);
     }
@@ -1133,7 +1124,7 @@ void dump_stream(const Stream& s, std::string* out) {
       put_string(out, cname);
       put_ms_time(out, c.seen_time);
       put_len(out, c.pel.size());
-      for (const auto& id : c.pel) out->append(id_to_raw(id));
+      for (const auto& id : c.pel) out->append(id.raw());
     }
   }
 }

@@ -464,7 +464,7 @@ void command_getkeys_cmd(CommandContext& ctx) {
   std::vector<std::size_t> idx;
   if (!command_keys(*c, argv, &idx) || idx.empty()) {
     // Scripts may have no keys (Redis's no_mandatory_keys): an empty list, not an error.
-    if (c->group == "scripting") {
+    if (no_mandatory_keys(*c)) {
       ctx.reply.array(0);
     } else {
       ctx.reply.error("ERR Invalid arguments specified for command");

@@ -187,14 +187,15 @@ void debug_object(CommandContext& ctx, std::string_view key) {
     idle = ev.idle_ms(*v.obj, ctx.now_ms) / 1000;
     clock = (ctx.now_ms / 1000 - idle) & ((1 << 24) - 1);  // Redis's 24-bit LRU clock
   }
+  const std::string_view encoding = redis_encoding(v.obj);
   char buf[512];
-  int n = std::snprintf(
-      buf, sizeof buf,
-      "Value at:%p refcount:%lld encoding:%.*s serializedlength:%zu lru:%lld "
-      "lru_seconds_idle:%lld",
-      static_cast<const void*>(v.obj.get()), static_cast<long long>(redis_refcount(v.obj)),
-      static_cast<int>(redis_encoding(v.obj).size()), redis_encoding(v.obj).data(), serialized,
-      static_cast<long long>(clock), static_cast<long long>(idle));
+  int n = std::snprintf(buf, sizeof buf,
+                        "Value at:%p refcount:%lld encoding:%.*s serializedlength:%zu lru:%lld "
+                        "lru_seconds_idle:%lld",
+                        static_cast<const void*>(v.obj.get()),
+                        static_cast<long long>(redis_refcount(v.obj)),
+                        static_cast<int>(encoding.size()), encoding.data(), serialized,
+                        static_cast<long long>(clock), static_cast<long long>(idle));
   rdb::QuicklistShape q;
   if (v.obj->type() == ObjectType::kList && rdb::quicklist_shape(v.obj, &q)) {
     n += std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),

@@ -55,16 +55,21 @@ class MemberSet {
     return true;
   }
   bool erase(std::string_view m) {
-    const std::size_t i = index_.find(m, DenseIndex::hash(m), key_at());
+    const std::uint32_t h = DenseIndex::hash(m);
+    const std::size_t i = index_.find(m, h, key_at());
     if (i == DenseIndex::kNone) return false;
-    erase_at(i);
+    erase_at(i, h);
     return true;
   }
   // The member at a position in [0, size()).
   const std::string& at(std::size_t i) const { return members_[i]; }
   // Removes the member at position i; the last member takes its position.
-  void erase_at(std::size_t i) {
-    index_.remove(i, DenseIndex::hash(members_[i]));
+  void erase_at(std::size_t i) { erase_at(i, DenseIndex::hash(members_[i])); }
+
+ private:
+  // erase_at() when the member's hash h is known.
+  void erase_at(std::size_t i, std::uint32_t h) {
+    index_.remove(i, h);
     const std::size_t last = members_.size() - 1;
     if (i != last) {
       index_.move(last, i, DenseIndex::hash(members_[last]));
@@ -74,7 +79,6 @@ class MemberSet {
     if (members_.empty()) index_.clear();
   }
 
- private:
   struct KeyAt {
     const std::vector<std::string>* members;
     std::string_view operator()(std::size_t i) const { return (*members)[i]; }

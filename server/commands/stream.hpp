@@ -81,6 +81,15 @@ struct StreamId {
     return true;
   }
   std::string str() const { return std::to_string(ms) + "-" + std::to_string(seq); }
+  // As Redis keys its radix tree and writes IDs in RDB: ms then seq, 8 bytes each, big-endian.
+  std::string raw() const {
+    std::string k(16, '\0');
+    for (int i = 0; i < 8; ++i) {
+      k[i] = static_cast<char>(ms >> (56 - 8 * i));
+      k[8 + i] = static_cast<char>(seq >> (56 - 8 * i));
+    }
+    return k;
+  }
 };
 
 // How XADD/XTRIM trim (streamAddTrimArgs without the ID part).
@@ -340,7 +349,7 @@ class Stream {
     if (nodes_.empty()) return 1;
     std::vector<std::string> keys;
     keys.reserve(nodes_.size());
-    for (const auto& [id, node] : nodes_) keys.push_back(encode(id));
+    for (const auto& [id, node] : nodes_) keys.push_back(id.raw());
     std::set<std::string> positions;
     positions.insert(std::string());
     std::set<std::string> branches;
@@ -406,14 +415,6 @@ class Stream {
     return bytes + int_size(lp_count);
   }
 
-  static std::string encode(StreamId id) {
-    std::string k(16, '\0');
-    for (int i = 0; i < 8; ++i) {
-      k[i] = static_cast<char>(id.ms >> (56 - 8 * i));
-      k[8 + i] = static_cast<char>(id.seq >> (56 - 8 * i));
-    }
-    return k;
-  }
   // Listpack back-length bytes for an element whose encoding takes l bytes.
   static std::size_t backlen(std::size_t l) {
     if (l <= 127) return 1;
