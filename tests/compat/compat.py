@@ -61,6 +61,8 @@ NORMALIZE = {
 }
 # Commands whose effect on the keyspace is random (SPOP removes random members): after one, the
 # keys it named are deleted on both servers (a hidden DEL, not compared) to keep them in step.
+# SORT ... STORE whose order Redis leaves unspecified (see sort_unsorted) is handled the same way
+# for its destination (effect_keys).
 RANDOM_EFFECT = {"spop"}
 
 # Commands never generated, with the reason. Everything else kvlab's COMMAND lists is.
@@ -444,7 +446,15 @@ def reply_counts(gen, seq, proto):
 
 
 def effect_keys(gen, name, cmd):
-    """The keys a RANDOM_EFFECT command named (deleted on both servers after it)."""
+    """The keys a command left in an unspecified state, deleted on both servers after it: those a
+    RANDOM_EFFECT command named, and the destination of a SORT ... STORE whose order is
+    unspecified (a set's hash-table order, or ties under ALPHA BY: the list it stores would
+    show that order to the commands after it)."""
+    if name == "sort":
+        stores = [cmd[j + 1] for j in range(2, len(cmd) - 1) if cmd[j].lower() == b"store"]
+        return stores[-1:] if stores and sort_unsorted(cmd) is not None else []
+    if name not in RANDOM_EFFECT:
+        return []
     spec = gen.table.get(name, {})
     first, last = spec.get("first", 0), spec.get("last", 0)
     if first <= 0 or len(cmd) <= first:
@@ -503,10 +513,9 @@ def run(pair, gen, allow, seq):
             return res
         # The hidden DEL follows a random-effect command whatever it answered (also an error),
         # as in the pipelined mode, which cannot wait for the reply before sending the DEL.
-        if name in RANDOM_EFFECT:
-            for key in effect_keys(gen, name, cmd):
-                pair.call(0, [b"DEL", key])
-                pair.call(1, [b"DEL", key])
+        for key in effect_keys(gen, name, cmd):
+            pair.call(0, [b"DEL", key])
+            pair.call(1, [b"DEL", key])
     return None
 
 
@@ -560,10 +569,9 @@ class FastPair:
                 parts.append(resp.encode(cmd))
                 layout.append((ci, n))
                 name = gen.name_of(cmd)
-                if name in RANDOM_EFFECT:
-                    for key in effect_keys(gen, name, cmd):
-                        parts.append(resp.encode((b"DEL", key)))
-                        layout.append((None, 1))  # the hidden DEL: its reply is not compared
+                for key in effect_keys(gen, name, cmd):
+                    parts.append(resp.encode((b"DEL", key)))
+                    layout.append((None, 1))  # the hidden DEL: its reply is not compared
             layouts.append(layout)
         parts.append(self.reset_bytes)
         total = sum(self.pre_n + sum(n for _, n in lay) for lay in layouts) + 1
