@@ -1,5 +1,6 @@
 // Clients blocked by BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and
-// XREAD BLOCK (registered by streams.cpp; served without consuming, so every ready waiter is).
+// XREAD BLOCK (registered by streams.cpp; served without consuming, so every ready waiter is), and
+// by WAIT (keys.cpp: no keys, only a timeout, as Redis without replicas).
 //
 // A blocking command that finds nothing to pop registers a BlockedClient on its keys (inside its
 // own escalation, so no push can slip between its check and its registration) and its connection
@@ -33,7 +34,8 @@ struct BlockedClient {
   int resp = 2;                   // the waiter's protocol version: its reply is encoded for it
   std::int64_t deadline_ms = 0;   // 0: no timeout
   std::vector<std::string> argv;  // the blocking command, re-read when served
-  std::vector<std::string> keys;  // the keys it waits on, deduplicated
+  std::vector<std::string> keys;  // the keys it waits on, deduplicated (none for WAIT)
+  std::string timeout_reply;      // RESP sent on timeout or CLIENT UNBLOCK; empty: a null array
   // kWaiting -> kServing (a server of a ready key) -> kDone or back to kWaiting;
   // kWaiting -> kDone (timeout, CLIENT UNBLOCK, disconnect). acq_rel CAS: the winner owns it.
   std::atomic<int> state{kWaiting};

@@ -935,7 +935,8 @@ void Worker::expire_blocked(std::int64_t now_ms) {
                                                   std::memory_order_acq_rel))
       continue;  // being served or unblocked: its reply is on its way
     server_.blocking().remove(*c.blocked);
-    resume(c, c.resp == 3 ? "_\r\n" : "*-1\r\n", now_ms);
+    const std::string reply = c.blocked->timeout_reply;
+    resume(c, !reply.empty() ? std::string_view(reply) : c.resp == 3 ? "_\r\n" : "*-1\r\n", now_ms);
   }
 }
 

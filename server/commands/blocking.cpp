@@ -423,7 +423,8 @@ bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {
   server.worker(b->worker).post_unblock(
       conn_id, b.get(),
       with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
-                 : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"));
+      : !b->timeout_reply.empty() ? b->timeout_reply
+                                  : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"));
   return true;
 }
 

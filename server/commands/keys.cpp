@@ -18,10 +18,12 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "server/blocking.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/stream.hpp"
@@ -703,7 +705,24 @@ void wait_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kTimeoutNegative);
     return;
   }
-  ctx.reply.integer(0);
+  // No replica ever acknowledges: as Redis 7.0 without replicas, WAIT answers 0 at once when it
+  // asks for none or runs inside MULTI/EXEC, and otherwise blocks until its timeout (0: for ever;
+  // a timeout past the clock's range too, as Redis adds it unchecked), then answers 0.
+  if (replicas <= 0 || ctx.conn.in_exec) {
+    ctx.reply.integer(0);
+    return;
+  }
+  auto b = std::make_shared<BlockedClient>();
+  b->conn_id = ctx.conn.id;
+  b->worker = ctx.worker.index();
+  b->resp = ctx.conn.resp;
+  b->deadline_ms = timeout == 0 || timeout > std::numeric_limits<std::int64_t>::max() - ctx.now_ms
+                       ? 0
+                       : ctx.now_ms + timeout;
+  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
+  b->timeout_reply = ":0\r\n";
+  ctx.server.blocking().add(b);
+  ctx.worker.block(ctx.conn, std::move(b));
 }
 
 const CommandSpec kObjectSubcommands[] = {
@@ -711,10 +730,9 @@ const CommandSpec kObjectSubcommands[] = {
      "Inspect the internal encoding of a Redis object (kvlab: the encoding Redis 7.0 would use)",
      "key", "2.2.3"},
     {"freq", 3, kReadOnly, object_freq_cmd, 2, 2, 1, "generic",
-     "Get the logarithmic access frequency counter of a Redis object (kvlab: 0, not tracked)",
-     "key", "4.0.0"},
+     "Get the logarithmic access frequency counter of a Redis object", "key", "4.0.0"},
     {"idletime", 3, kReadOnly, object_idletime_cmd, 2, 2, 1, "generic",
-     "Get the time since a Redis object was last accessed (kvlab: 0, not tracked)", "key", "2.2.3"},
+     "Get the time since a Redis object was last accessed", "key", "2.2.3"},
     {"refcount", 3, kReadOnly, object_refcount_cmd, 2, 2, 1, "generic",
      "Get the number of references to the value of the key (as Redis counts them)", "key", "2.2.3"},
     {"help", 2, kLoading | kStale, object_help_cmd, 0, 0, 0, "generic",
@@ -780,7 +798,7 @@ const CommandSpec kKeyCommands[] = {
      kObjectSubcommands},
     {"wait", 3, 0, wait_cmd, 0, 0, 0, "generic",
      "Wait for the synchronous replication of all the write commands sent in the context of the "
-     "current connection (kvlab has no replicas: answers 0 at once)",
+     "current connection (kvlab has no replicas: blocks until the timeout, then answers 0)",
      "numreplicas timeout", "3.0.0"},
 };
 

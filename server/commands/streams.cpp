@@ -1429,6 +1429,8 @@ void xreadgroup_cmd(CommandContext& ctx) {
       continue;
     }
     if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
+    // Redis parses ">" into the largest ID, so that ID given explicitly reads new entries too.
+    fresh[k] = ids[k] == StreamId::max();
   }
   // Serve: history always; new entries when the stream has some after the group's last ID.
   std::vector<std::size_t> served;

@@ -532,13 +532,45 @@ TEST_SUITE("generic key commands") {
     c("FLUSHALL");
   }
 
-  TEST_CASE("WAIT answers 0 at once and checks its arguments as Redis") {
+  TEST_CASE("WAIT blocks until its timeout as Redis without replicas, and checks its arguments") {
     Client& c = client();
-    check_int(c("WAIT 0 0"), 0);
-    check_int(c("WAIT 1 100"), 0);
+    check_int(c("WAIT 0 0"), 0);  // asks for no replica: at once
+    check_int(c("WAIT -1 0"), 0);
     check_error(c("WAIT x 0"), kNotInt);
     check_error(c("WAIT 0 x"), "ERR timeout is not an integer or out of range");
     check_error(c("WAIT 0 -1"), "ERR timeout is negative");
+    // Asking for a replica blocks for the whole timeout (Redis 7.0: 0 replicas ever acknowledge).
+    auto t0 = std::chrono::steady_clock::now();
+    check_int(c("WAIT 1 150"), 0);
+    CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(140));
+    // Inside MULTI/EXEC it does not block.
+    c("MULTI");
+    c("WAIT 1 0");
+    Reply r = c("EXEC");
+    REQUIRE(r.elements.size() == 1);
+    check_int(r.elements[0], 0);
+    // WAIT 1 0 waits for ever: counted as blocked, ended by CLIENT UNBLOCK (0, or the error).
+    Client waiter(server().port());
+    const long long id = waiter("CLIENT ID").integer;
+    for (bool with_error : {false, true}) {
+      Reply got;
+      std::thread t([&] { got = waiter("WAIT 1 0"); });
+      bool blocked = false;
+      for (int i = 0; i < 200 && !blocked; ++i) {
+        blocked = c("INFO clients").str.find("blocked_clients:1") != std::string::npos;
+        if (!blocked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      CHECK(blocked);
+      check_int(c(std::string("CLIENT UNBLOCK ") + std::to_string(id) +
+                  (with_error ? " ERROR" : " TIMEOUT")),
+                1);
+      t.join();
+      if (with_error) {
+        check_error(got, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+      } else {
+        check_int(got, 0);
+      }
+    }
   }
 
   TEST_CASE("MSETNX with a repeated key sets it to the last value") {

@@ -661,6 +661,12 @@ TEST_CASE("Consumer group scripts answer as redis-server 7.0 does") {
       "XREADGROUP GROUP g a COUNT 0 BLOCK 9223372036854775807",
       "XREAD BLOCK 9223372036854775807",
       "XREAD BLOCK 9223372036854775807 STREAMS s 0",
+      // The largest ID is how Redis stores ">": given explicitly, it reads new entries too.
+      "XGROUP CREATE s g6 0",
+      "XREADGROUP GROUP g6 c STREAMS s 18446744073709551615-18446744073709551615",
+      "XPENDING s g6",
+      "XREADGROUP GROUP g6 c STREAMS s 18446744073709551615-18446744073709551615",
+      "XREADGROUP GROUP g6 c STREAMS s 18446744073709551615-18446744073709551614",
   };
   for (const char* line : kScript) {
     INFO(line);
