@@ -86,7 +86,7 @@ EXCLUDED = {
     "memory|malloc-stats": "the allocator's own report",
     "save": "disk", "bgsave": "disk", "bgrewriteaof": "disk", "replicaof": "replication",
     "slaveof": "replication", "sync": "replication", "psync": "replication",
-    "failover": "replication", "acl": "could lock the tester out",
+    "failover": "replication", "migrate": "connects to another server (migrate_test.cpp)", "acl": "could lock the tester out",
     "module": "modules", "cluster": "cluster", "swapdb": "kvlab has one database",
     "pfdebug": "HyperLogLog internals", "pfselftest": "slow self-test",
     "dump": "RDB bytes differ (see allowlist.txt); values round-trip (dump_test.cpp)", "function|dump": "RDB serialization bytes",
@@ -463,10 +463,9 @@ def effect_keys(gen, name, cmd):
     return [cmd[k] for k in range(first, min(last, len(cmd) - 1) + 1)]
 
 
-def queued_allowed(gen, allow, seq, i):
-    """For an EXEC at seq[i]: the allow-list reason of a command queued in its transaction (an
-    allow-listed command answers inside EXEC's array as it would alone), else None. The
-    transaction starts at the MULTI that opened it: a nested MULTI is refused, not a start."""
+def queued_commands(gen, seq, i):
+    """For an EXEC at seq[i]: the commands sent inside its transaction, from the MULTI that opened
+    it (a nested MULTI is refused, not a start); [] when no MULTI is open."""
     start = None
     for k in range(i):
         name = gen.name_of(seq[k])
@@ -474,19 +473,40 @@ def queued_allowed(gen, allow, seq, i):
             start = k
         elif name in ("exec", "discard", "reset") and start is not None:
             start = None
-    for k in range((start if start is not None else i) + 1, i):
-        name = gen.name_of(seq[k])
-        reason = allow.match(name, seq[k])
+    return [] if start is None else list(seq[start + 1:i])
+
+
+def queued_allowed(gen, allow, seq, i):
+    """For an EXEC at seq[i]: the allow-list reason of a command queued in its transaction (an
+    allow-listed command answers inside EXEC's array as it would alone), else None."""
+    for cmd in queued_commands(gen, seq, i):
+        name = gen.name_of(cmd)
+        reason = allow.match(name, cmd)
         if reason is not None:
             return "queued %s: %s" % (name, reason)
     return None
+
+
+def normalize_exec(gen, reply, seq, i):
+    """EXEC's array, each element normalized as the queued command's own reply would be (SLOWLOG
+    GET or LATENCY HISTOGRAM inside a transaction answer server state there too). Applies when
+    every command sent inside the transaction was queued (one element each); otherwise (a command
+    refused at queue time, a nested MULTI) the array is compared as it is."""
+    t, v = reply
+    queued = [c for c in queued_commands(gen, seq, i) if gen.name_of(c) != "multi"]
+    if t != "array" or v is None or len(v) != len(queued):
+        return normalize("exec", reply)
+    return ("exec", tuple(normalize(gen.name_of(c), e, c) for c, e in zip(queued, v)))
 
 
 def compare(gen, allow, name, cmd, i, a, b, seq=None):
     """None when the replies a (Redis) and b (kvlab) to cmd agree; ("allowed", name, reason) for
     an allow-listed divergence; (i, a, b) otherwise. seq (the whole sequence) lets an EXEC
     inherit the allow-listing of the commands it ran."""
-    na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
+    if name == "exec" and seq is not None:
+        na, nb = normalize_exec(gen, a, seq, i), normalize_exec(gen, b, seq, i)
+    else:
+        na, nb = normalize(name, a, cmd), normalize(name, b, cmd)
     if a[0] == "no reply" or b[0] == "no reply" or not same(na, nb):
         reason = allow.match(name, cmd, a)
         if reason is None and name == "exec" and seq is not None:
