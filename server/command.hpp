@@ -158,6 +158,7 @@ std::span<const CommandSpec> scripting_commands();    // EVAL*, FCALL*, SCRIPT, 
 std::span<const CommandSpec> cluster_commands();      // CLUSTER, ASKING, READONLY, KVLAB
 std::span<const CommandSpec> dump_commands();  // DUMP, RESTORE, RESTORE-ASKING (dump.cpp)
 std::span<const CommandSpec> debug_commands();  // DEBUG (debug.cpp)
+std::span<const CommandSpec> migrate_commands();  // MIGRATE (migrate.cpp)
 // DEBUG SET-ACTIVE-EXPIRE: whether workers sweep expired keys in the background (debug.cpp).
 bool active_expire_enabled();
 std::span<const CommandSpec> introspection_commands();  // SLOWLOG, LATENCY, MEMORY

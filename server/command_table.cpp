@@ -86,7 +86,7 @@ CommandTable::CommandTable() : impl_(new Impl) {
                       blocking_commands(), sort_commands(),      hyperloglog_commands(),
                       bitmap_commands(),   scripting_commands(), cluster_commands(),
                       dump_commands(),     debug_commands(),     introspection_commands(),
-                      stream_commands(),   geo_commands()}) {
+                      migrate_commands(),  stream_commands(),    geo_commands()}) {
     for (const CommandSpec& c : family) {
       all_.push_back(&c);
       impl_->put(&c);

@@ -16,8 +16,8 @@
 // and XREAD/XREADGROUP with BLOCK), WAIT (waits for replicas), SHUTDOWN, the scripting commands
 // (EVAL*, FCALL*, FUNCTION, SCRIPT: a script may loop forever, as in Redis), CLIENT KILL (could
 // close the harness's own connection), CLIENT PAUSE (stalls every client), CONFIG REWRITE (writes
-// a file). Process-wide settings that CONFIG SET may change (hll-sparse-max-bytes, the stream
-// node limits) are put back after each input.
+// a file), MIGRATE (connects to whatever host the input names). Process-wide settings that CONFIG
+// SET may change (hll-sparse-max-bytes, the stream node limits) are put back after each input.
 //
 // Properties: no crash, no sanitizer report, no leak; after each batch of commands the output is
 // a sequence of complete, well-formed RESP frames (tests/fuzz/resp_reader.hpp) of the protocol the
@@ -52,7 +52,7 @@ constexpr std::string_view kBackends[] = {"hash/kvlab", "hash/locked", "skiplist
 constexpr std::string_view kExcluded[] = {
     "blpop",      "brpop", "blmove",   "brpoplpush", "blmpop", "bzpopmin", "bzpopmax",
     "bzmpop",     "wait",  "waitaof",  "shutdown",   "eval",   "eval_ro",  "evalsha",
-    "evalsha_ro", "fcall", "fcall_ro", "function",   "script"};
+    "evalsha_ro", "fcall", "fcall_ro", "function",   "script", "migrate"};
 
 bool excluded(const std::vector<std::string>& argv) {
   for (std::string_view x : kExcluded)

@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BACKENDS = ["hash/kvlab", "hash/locked", "skiplist/kvlab", "hash/cds-michael"]  # kBackends order
 EXCLUDED = {"blpop", "brpop", "blmove", "brpoplpush", "blmpop", "bzpopmin", "bzpopmax", "bzmpop",
             "wait", "waitaof", "shutdown", "eval", "eval_ro", "evalsha", "evalsha_ro", "fcall",
-            "fcall_ro", "function", "script", "client|kill", "client|pause", "config|rewrite"}
+            "fcall_ro", "function", "script", "client|kill", "client|pause", "config|rewrite",
+            "migrate"}
 # One key per type; the "key" placeholders of a family use its key.
 SETUP = ["set s 10", "set str hello", "rpush l a b c", "hset h f v g 2", "sadd S a b c",
          "zadd z 1 a 2 b 3 c", "xadd x 1-1 f v", "xgroup create x grp 0", "pfadd hll a b",
