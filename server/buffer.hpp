@@ -27,6 +27,12 @@ class Buffer {
   std::size_t capacity() const { return capacity_; }
   std::string_view view() const { return {data(), size()}; }
 
+  // Keeps the first n bytes, drops the rest (CLIENT REPLY OFF/SKIP). REQUIRES: n <= size().
+  void truncate(std::size_t n) {
+    size_ = begin_ + n;
+    if (begin_ == size_) begin_ = size_ = 0;
+  }
+
   // Drops n bytes from the front. REQUIRES: n <= size().
   void consume(std::size_t n) {
     begin_ += n;

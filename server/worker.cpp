@@ -596,7 +596,19 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   const auto& args = c.parser.args();
   ReplyWriter reply(c.out, c.resp);
   CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
+  const std::size_t out_before = c.out.size();
   dispatch(ctx);
+  // CLIENT REPLY: a command run under OFF or SKIP loses its replies (everything it appended),
+  // unless it was CLIENT REPLY ON; SKIP lasts one command. CLIENT REPLY SKIP itself answers
+  // nothing.
+  using RM = Connection::ReplyMode;
+  if (c.reply_mode == RM::kOff || c.reply_mode == RM::kSkip) {
+    if (c.out.size() > out_before) c.out.truncate(out_before);
+    if (c.blocked) c.blocked_reply_dropped = true;
+    if (c.reply_mode == RM::kSkip) c.reply_mode = RM::kOn;
+  } else if (c.reply_mode == RM::kSkipNext) {
+    c.reply_mode = RM::kSkip;
+  }
   // CLIENT CACHING YES/NO applies to the next command only; inside MULTI, to the transaction.
   if (c.tracking.caching && !c.tx && !iequals(args[0], "client")) c.tracking.caching = false;
   // Invalidations this command caused leave after its reply (a plain thread-local read).
@@ -896,10 +908,20 @@ void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::st
   if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
 }
 
+void Worker::post_kill(std::uint64_t conn_id) {
+  {
+    std::lock_guard<std::mutex> lock(unblock_mu_);
+    unblocks_.push_back(Unblock{conn_id, nullptr, {}, true});
+  }
+  // release: as post_unblock.
+  if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
+}
+
 void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) {
   c.blocked.reset();
   c.info->blocked.store(false, std::memory_order_relaxed);
-  c.out.append(reply);
+  if (!c.blocked_reply_dropped) c.out.append(reply);  // CLIENT REPLY OFF/SKIP when it blocked
+  c.blocked_reply_dropped = false;
   if (!c.touched) {
     c.touched = true;
     touched_.push_back(c.id);
@@ -918,7 +940,11 @@ void Worker::drain_unblocks(std::int64_t now_ms) {
   }
   for (Unblock& u : items) {
     auto it = by_id_.find(u.conn);
-    if (it == by_id_.end() || it->second->blocked.get() != u.b) continue;  // closed meanwhile
+    if (it != by_id_.end() && u.kill) {
+      close_connection(it->second);
+      continue;
+    }
+    if (it == by_id_.end() || u.kill || it->second->blocked.get() != u.b) continue;  // closed
     resume(*it->second, u.reply, now_ms);
   }
 }

@@ -88,6 +88,11 @@ struct Connection {
   bool asking = false;                 // cluster: ASKING was the previous command (cluster.hpp)
   // Set while a blocking command waits (server/blocking.hpp): no further input is processed.
   std::shared_ptr<BlockedClient> blocked;
+  // CLIENT REPLY: kSkipNext is set by CLIENT REPLY SKIP and becomes kSkip once that command ends;
+  // the replies of a command run under kOff or kSkip are dropped (Worker::execute), also the
+  // later answer of a command that blocked then (blocked_reply_dropped).
+  enum class ReplyMode : std::uint8_t { kOn, kOff, kSkipNext, kSkip } reply_mode = ReplyMode::kOn;
+  bool blocked_reply_dropped = false;
 
   // SCAN's per-connection snapshot: keys with hash >= `next`, sorted by hash (see keys.cpp).
   struct ScanCache {
@@ -127,6 +132,9 @@ class Worker {
   void block(Connection& conn, std::shared_ptr<BlockedClient> b);
   // Any thread: the wait b of connection conn_id ended; reply is its answer (raw RESP).
   void post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply);
+  // Any thread: close connection conn_id of this worker (CLIENT KILL), discarding its pending
+  // output; done between event batches, so no event in flight refers to it.
+  void post_kill(std::uint64_t conn_id);
 
   // Any thread: hands a batch of pub/sub envelopes to this worker; never blocks, never drops.
   void post(PubSubBatch* batch);
@@ -213,8 +221,9 @@ class Worker {
   std::priority_queue<BlockTimeout, std::vector<BlockTimeout>, std::greater<>> block_timeouts_;
   struct Unblock {
     std::uint64_t conn;
-    const BlockedClient* b;
+    const BlockedClient* b;  // nullptr with kill
     std::string reply;
+    bool kill = false;  // post_kill: close the connection instead
   };
   std::mutex unblock_mu_;
   std::vector<Unblock> unblocks_;  // guarded by unblock_mu_

@@ -311,6 +311,120 @@ void client_noop_ok_cmd(CommandContext& ctx) {
   ctx.reply.ok();
 }
 
+// CLIENT KILL addr:port (the old form: OK, or "No such client")
+// CLIENT KILL [ID id] [TYPE normal|master|replica|slave|pubsub] [USER name] [ADDR addr:port]
+//             [LADDR addr:port] [SKIPME yes|no]  (every filter must match; answers the count)
+// As Redis 7.0, with its error texts. The caller closes after this reply when it kills itself;
+// any other client is closed by its own worker (Worker::post_kill), its pending output dropped.
+// kvlab has no replicas and one user, "default", which every client is.
+void client_kill_cmd(CommandContext& ctx) {
+  std::uint64_t id = 0;
+  enum { kAny, kNormal, kPubSub, kNone } type = kAny;
+  std::string_view addr, laddr;
+  bool has_addr = false, has_laddr = false, skipme = true;
+  const bool old_form = ctx.argc() == 3;
+  if (old_form) {
+    addr = ctx.arg(2);
+    has_addr = true;
+    skipme = false;
+  } else {
+    for (std::size_t i = 2; i < ctx.argc(); i += 2) {
+      const std::string_view f = ctx.arg(i);
+      if (i + 1 >= ctx.argc()) {
+        ctx.reply.error(err::kSyntax);
+        return;
+      }
+      const std::string_view v = ctx.arg(i + 1);
+      if (iequals(f, "id")) {
+        std::int64_t n = 0;
+        if (!parse_i64(v, &n) || n < 1) {
+          ctx.reply.error("ERR client-id should be greater than 0");
+          return;
+        }
+        id = static_cast<std::uint64_t>(n);
+      } else if (iequals(f, "type")) {
+        if (iequals(v, "normal")) {
+          type = kNormal;
+        } else if (iequals(v, "pubsub")) {
+          type = kPubSub;
+        } else if (iequals(v, "master") || iequals(v, "replica") || iequals(v, "slave")) {
+          type = kNone;
+        } else {
+          ctx.reply.error("ERR Unknown client type '" + std::string(v) + "'");
+          return;
+        }
+      } else if (iequals(f, "user")) {
+        if (v != "default") {
+          ctx.reply.error("ERR No such user '" + std::string(v) + "'");
+          return;
+        }
+      } else if (iequals(f, "addr")) {
+        addr = v;
+        has_addr = true;
+      } else if (iequals(f, "laddr")) {
+        laddr = v;
+        has_laddr = true;
+      } else if (iequals(f, "skipme")) {
+        if (iequals(v, "yes")) {
+          skipme = true;
+        } else if (iequals(v, "no")) {
+          skipme = false;
+        } else {
+          ctx.reply.error(err::kSyntax);
+          return;
+        }
+      } else {
+        ctx.reply.error(err::kSyntax);
+        return;
+      }
+    }
+  }
+  std::vector<std::pair<std::uint64_t, unsigned>> victims;  // id, worker
+  if (type != kNone) {
+    ctx.server.clients().for_each([&](const ClientInfo& c) {
+      if (id != 0 && c.id != id) return;
+      if (type == kNormal && is_pubsub_client(c)) return;
+      if (type == kPubSub && !is_pubsub_client(c)) return;
+      if (has_addr && c.addr != addr) return;
+      if (has_laddr && c.laddr != laddr) return;
+      if (skipme && c.id == ctx.conn.id) return;
+      victims.emplace_back(c.id, c.worker);
+    });
+  }
+  for (const auto& [victim, worker] : victims) {
+    if (victim == ctx.conn.id) {
+      ctx.conn.close_after_reply = true;
+    } else {
+      ctx.server.worker(worker).post_kill(victim);
+    }
+  }
+  if (old_form) {
+    if (victims.empty()) {
+      ctx.reply.error("ERR No such client");
+    } else {
+      ctx.reply.ok();
+    }
+    return;
+  }
+  ctx.reply.integer(static_cast<std::int64_t>(victims.size()));
+}
+
+// CLIENT REPLY ON|OFF|SKIP: OFF and SKIP answer nothing; SKIP while OFF changes nothing (Redis).
+void client_reply_cmd(CommandContext& ctx) {
+  using RM = Connection::ReplyMode;
+  const std::string_view a = ctx.arg(2);
+  if (iequals(a, "on")) {
+    ctx.conn.reply_mode = RM::kOn;
+    ctx.reply.ok();
+  } else if (iequals(a, "off")) {
+    ctx.conn.reply_mode = RM::kOff;
+  } else if (iequals(a, "skip")) {
+    if (ctx.conn.reply_mode != RM::kOff) ctx.conn.reply_mode = RM::kSkipNext;
+  } else {
+    ctx.reply.error(err::kSyntax);
+  }
+}
+
 // CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 void client_unblock_cmd(CommandContext& ctx) {
   bool with_error = false;
@@ -334,15 +448,30 @@ void client_unblock_cmd(CommandContext& ctx) {
 
 void client_help_cmd(CommandContext& ctx) {
   reply_help(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                   "ID", "    Return the ID of the current connection.",
-                   "GETNAME", "    Return the name of the current connection.",
-                   "SETNAME <name>", "    Assign the name <name> to the current connection.",
-                   "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
-                   "LIST [TYPE normal] [ID <id> ...]", "    Return information about client connections.",
-                   "INFO", "    Return information about the current client connection.",
+                   "ID",
+                   "    Return the ID of the current connection.",
+                   "GETNAME",
+                   "    Return the name of the current connection.",
+                   "SETNAME <name>",
+                   "    Assign the name <name> to the current connection.",
+                   "SETINFO <LIB-NAME|LIB-VER> <value>",
+                   "    Set client library name or version.",
+                   "LIST [TYPE normal] [ID <id> ...]",
+                   "    Return information about client connections.",
+                   "INFO",
+                   "    Return information about the current client connection.",
+                   "KILL <ip:port>",
+                   "    Kill connection made from <ip:port>.",
+                   "KILL <option> <value> [<option> <value> [...]]",
+                   "    Kill connections. Options are: ID <client-id>, TYPE (NORMAL|PUBSUB|",
+                   "    MASTER|REPLICA), USER <username>, ADDR <ip:port>, LADDR <ip:port>,",
+                   "    SKIPME (YES|NO).",
+                   "REPLY (ON|OFF|SKIP)",
+                   "    Control the replies sent to the current connection.",
                    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
                    "    Unblock the specified blocked client.",
-                   "HELP", "    Print this help."});
+                   "HELP",
+                   "    Print this help."});
 }
 
 const CommandSpec kClientSubcommands[] = {
@@ -367,6 +496,13 @@ const CommandSpec kClientSubcommands[] = {
     {"unblock", -3, kAdmin | kLoading | kStale, client_unblock_cmd, 0, 0, 0, "connection",
      "Unblock a client blocked in a blocking command from a different connection",
      "client-id [TIMEOUT|ERROR]", "5.0.0", "O(log N) where N is the number of client connections"},
+    {"kill", -3, kAdmin | kLoading | kStale, client_kill_cmd, 0, 0, 0, "connection",
+     "Kill the connection of a client",
+     "ip:port|[ID client-id] [TYPE NORMAL|MASTER|SLAVE|REPLICA|PUBSUB] [USER username] "
+     "[ADDR ip:port] [LADDR ip:port] [SKIPME yes|no]",
+     "2.4.0", "O(N) where N is the number of client connections"},
+    {"reply", 3, kLoading | kStale, client_reply_cmd, 0, 0, 0, "connection",
+     "Instruct the server whether to reply to commands", "ON|OFF|SKIP", "3.2.0"},
     {"help", 2, kLoading | kStale, client_help_cmd, 0, 0, 0, "connection",
      "Show helpful text about the different subcommands", "", "5.0.0"},
     // Client-side caching (server/tracking.hpp, commands/tracking.cpp). TRACKING runs as a
@@ -381,8 +517,8 @@ const CommandSpec kClientSubcommands[] = {
     {"getredir", 2, kLoading | kStale, client_getredir_cmd, 0, 0, 0, "connection",
      "Get tracking notifications redirection client ID if any", "", "6.0.0"},
     {"trackinginfo", 2, kLoading | kStale, client_trackinginfo_cmd, 0, 0, 0, "connection",
-     "Return information about server assisted client side caching for the current connection",
-     "", "6.2.0"},
+     "Return information about server assisted client side caching for the current connection", "",
+     "6.2.0"},
 };
 
 void container_without_sub(CommandContext& ctx) {

@@ -8,8 +8,10 @@
 #include <set>
 #include <thread>
 
+#include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 
+using kvtest::check_error;
 using kvtest::Client;
 using kvtest::Reply;
 
@@ -37,7 +39,191 @@ std::string exchange_until_close(std::string_view bytes, bool* closed) {
   return out;
 }
 
+// Reads from fd until `want` bytes came or timeout_ms passed; then waits a further 100 ms for
+// anything extra (a reply that should have been dropped), so the result may be longer than want.
+std::string read_for(int fd, std::size_t want, int timeout_ms = 3000) {
+  std::string out;
+  char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  auto extra_until = std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || now >= extra_until) break;
+    if (out.size() >= want && extra_until == std::chrono::steady_clock::time_point::max())
+      extra_until = now + std::chrono::milliseconds(100);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+// One raw connection's "CLIENT ID" answer.
+long long raw_client_id(int fd) {
+  kvtest::send_all(fd, mbulk({"CLIENT", "ID"}));
+  const std::string r = read_for(fd, 4);
+  REQUIRE(r.size() > 3);
+  REQUIRE(r[0] == ':');
+  return std::stoll(r.substr(1));
+}
+
 }  // namespace
+
+// CLIENT REPLY and CLIENT KILL, with the bytes Redis 7.0 sends (compared with a real redis-server
+// when one is on PATH) and the effect on other connections: a killed client, blocked or not,
+// sees its connection closed and takes nothing with it.
+TEST_SUITE("client reply and kill") {
+  // The pipeline and the bytes Redis answers to it: SKIP drops the next command's reply, OFF all
+  // replies until ON (SKIP while OFF changes nothing), a bad mode is a syntax error; a SKIP run
+  // under SKIP skips the command after it too.
+  const std::vector<std::vector<std::string>> kReplyPipeline = {{"CLIENT", "REPLY", "SKIP"},
+                                                                {"SET", "rk", "1"},
+                                                                {"GET", "rk"},
+                                                                {"CLIENT", "REPLY", "OFF"},
+                                                                {"SET", "rk", "2"},
+                                                                {"INCR", "nokey-num"},
+                                                                {"CLIENT", "REPLY", "SKIP"},
+                                                                {"GET", "rk"},
+                                                                {"CLIENT", "REPLY", "ON"},
+                                                                {"GET", "rk"},
+                                                                {"CLIENT", "REPLY", "maybe"},
+                                                                {"GET", "nokey-num"},
+                                                                {"CLIENT", "REPLY", "SKIP"},
+                                                                {"CLIENT", "REPLY", "SKIP"},
+                                                                {"PING"},
+                                                                {"PING"}};
+  const std::string kReplyBytes =
+      "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n$1\r\n1\r\n+PONG\r\n";
+
+  std::string reply_pipeline_answer(int port) {
+    const int fd = kvtest::connect_raw(port);
+    REQUIRE(fd >= 0);
+    std::string bytes;
+    for (const auto& c : kReplyPipeline) bytes += mbulk(c);
+    kvtest::send_all(fd, bytes);
+    std::string out = read_for(fd, kReplyBytes.size());
+    ::close(fd);
+    return out;
+  }
+
+  TEST_CASE("CLIENT REPLY OFF, SKIP and ON drop exactly the replies Redis drops") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    CHECK(reply_pipeline_answer(s.port()) == kReplyBytes);
+    kvtest::RedisProcess redis;
+    if (redis.running()) CHECK(reply_pipeline_answer(redis.port()) == kReplyBytes);
+  }
+
+  TEST_CASE("a command that blocked under CLIENT REPLY OFF still runs but answers nothing") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    const int fd = kvtest::connect_raw(s.port());
+    REQUIRE(fd >= 0);
+    kvtest::send_all(fd, mbulk({"CLIENT", "REPLY", "OFF"}) + mbulk({"BLPOP", "bq", "0"}));
+    Client other(s.port());
+    // Wait until the BLPOP is registered, then feed it.
+    for (int i = 0; i < 200; ++i) {
+      if (other("INFO clients").str.find("blocked_clients:1") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(other("RPUSH bq a").integer == 1);
+    kvtest::send_all(fd, mbulk({"CLIENT", "REPLY", "ON"}) + mbulk({"LLEN", "bq"}));
+    CHECK(read_for(fd, 9) == "+OK\r\n:0\r\n");  // the element was taken, its reply dropped
+    ::close(fd);
+  }
+
+  TEST_CASE("CLIENT KILL closes the client by ID, by address and by type, not the caller") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    Client admin(s.port());
+    const long long admin_id = admin("CLIENT ID").integer;
+    // By ID; the victim's next read sees the connection closed.
+    int v = kvtest::connect_raw(s.port());
+    REQUIRE(v >= 0);
+    const long long vid = raw_client_id(v);
+    CHECK(admin("CLIENT KILL ID " + std::to_string(vid)).integer == 1);
+    bool closed = false;
+    kvtest::read_until_close(v, 2000, &closed);
+    CHECK(closed);
+    ::close(v);
+    CHECK(admin("CLIENT KILL ID " + std::to_string(vid)).integer == 0);  // gone
+    // The old form by address: OK, then "No such client".
+    v = kvtest::connect_raw(s.port());
+    REQUIRE(v >= 0);
+    kvtest::send_all(v, mbulk({"CLIENT", "INFO"}));
+    const std::string info = read_for(v, 40);
+    const std::size_t a = info.find("addr=");
+    REQUIRE(a != std::string::npos);
+    const std::string addr = info.substr(a + 5, info.find(' ', a) - a - 5);
+    CHECK(admin("CLIENT KILL " + addr).is_status("OK"));
+    kvtest::read_until_close(v, 2000, &closed);
+    CHECK(closed);
+    ::close(v);
+    check_error(admin("CLIENT KILL " + addr), "ERR No such client");
+    CHECK(admin("CLIENT KILL ADDR " + addr).integer == 0);
+    // By type: the subscriber goes, the plain client and the caller (SKIPME yes) stay.
+    Client sub(s.port());
+    sub("SUBSCRIBE news");
+    Client plain(s.port());
+    CHECK(admin("CLIENT KILL TYPE pubsub").integer == 1);
+    CHECK(admin("CLIENT KILL TYPE master").integer == 0);
+    CHECK(plain("PING").is_status("PONG"));
+    CHECK(admin("CLIENT KILL TYPE normal").integer == 1);  // plain, not admin itself
+    CHECK(admin("PING").is_status("PONG"));
+    CHECK(admin("CLIENT KILL ID " + std::to_string(admin_id)).integer == 0);  // SKIPME yes
+  }
+
+  TEST_CASE("a killed blocked client takes no element and its own kill closes after the reply") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    Client admin(s.port());
+    const int v = kvtest::connect_raw(s.port());
+    REQUIRE(v >= 0);
+    const long long vid = raw_client_id(v);
+    kvtest::send_all(v, mbulk({"BLPOP", "kq", "0"}));
+    for (int i = 0; i < 200; ++i) {
+      if (admin("INFO clients").str.find("blocked_clients:1") != std::string::npos) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(admin("CLIENT KILL ID " + std::to_string(vid)).integer == 1);
+    bool closed = false;
+    CHECK(kvtest::read_until_close(v, 2000, &closed).empty());
+    CHECK(closed);
+    ::close(v);
+    CHECK(admin("RPUSH kq x").integer == 1);
+    CHECK(admin("LLEN kq").integer == 1);
+    CHECK(admin("INFO clients").str.find("blocked_clients:0") != std::string::npos);
+    // SKIPME no with its own ID: the caller gets its count, then the server closes it.
+    const int self = kvtest::connect_raw(s.port());
+    REQUIRE(self >= 0);
+    const long long self_id = raw_client_id(self);
+    kvtest::send_all(
+        self,
+        mbulk({"CLIENT", "KILL", "ID", std::to_string(self_id), "SKIPME", "no"}) + mbulk({"PING"}));
+    CHECK(kvtest::read_until_close(self, 2000, &closed) == ":1\r\n");
+    CHECK(closed);
+    ::close(self);
+  }
+
+  TEST_CASE("CLIENT KILL and CLIENT REPLY errors are Redis's") {
+    kvtest::ServerProcess s;
+    REQUIRE(s.running());
+    Client c(s.port());
+    check_error(c("CLIENT KILL ID 0"), "ERR client-id should be greater than 0");
+    check_error(c("CLIENT KILL ID x"), "ERR client-id should be greater than 0");
+    check_error(c("CLIENT KILL TYPE foo"), "ERR Unknown client type 'foo'");
+    check_error(c("CLIENT KILL USER bob"), "ERR No such user 'bob'");
+    check_error(c("CLIENT KILL ID"), "ERR No such client");
+    check_error(c("CLIENT KILL FOO bar"), "ERR syntax error");
+    check_error(c("CLIENT KILL SKIPME maybe"), "ERR syntax error");
+    check_error(c("CLIENT KILL ID 5 TYPE"), "ERR syntax error");
+    check_error(c("CLIENT KILL"), "ERR wrong number of arguments for 'client|kill' command");
+    check_error(c("CLIENT REPLY"), "ERR wrong number of arguments for 'client|reply' command");
+    CHECK(c("CLIENT KILL USER default TYPE normal").integer == 0);
+  }
+}
 
 TEST_SUITE("server") {
   TEST_CASE("ten thousand pipelined commands sent in one write all get replies, in order") {
