@@ -707,8 +707,11 @@ void wait_cmd(CommandContext& ctx) {
   }
   // No replica ever acknowledges: as Redis 7.0 without replicas, WAIT answers 0 at once when it
   // asks for none or runs inside MULTI/EXEC, and otherwise blocks until its timeout (0: for ever;
-  // a timeout past the clock's range too, as Redis adds it unchecked), then answers 0.
-  if (replicas <= 0 || ctx.conn.in_exec) {
+  // a timeout past the clock's range too, as Redis adds it unchecked), then answers 0. Redis
+  // keeps the count of a blocked WAIT in an int: one that wraps to 0 or less (2^31, 2^32…) is
+  // met before it sleeps, so it answers 0 at once too.
+  const auto wrapped = static_cast<std::int32_t>(static_cast<std::uint32_t>(replicas));
+  if (replicas <= 0 || wrapped <= 0 || ctx.conn.in_exec) {
     ctx.reply.integer(0);
     return;
   }

@@ -12,9 +12,10 @@
 // - Numeric sorting reads each element (or BY value) with strtod over the whole value; a value
 //   that is not a number fails the command with "One or more scores can't be converted into
 //   double" (a missing BY key counts as 0). Equal scores are ordered by the elements' bytes, so the
-//   result is deterministic. ALPHA compares bytes (Redis's strcoll() in the C locale); with BY, a
-//   missing BY key sorts first, and elements with equal BY values keep their load order (Redis's
-//   qsort leaves that order unspecified).
+//   result is deterministic. ALPHA compares C strings (Redis's strcoll() in the C locale: up to
+//   the first NUL byte), whole bytes with STORE; with BY, a missing BY key sorts first, and
+//   elements with equal BY values keep their load order (Redis's qsort leaves that order
+//   unspecified).
 // - A pattern "#" is the element itself; otherwise the first '*' is replaced by the element, and
 //   "key->field" reads a hash field. A pattern without '*' never matches (GET answers nil).
 //
@@ -137,6 +138,13 @@ int compare_bytes(std::string_view a, std::string_view b) {
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
+// ALPHA without STORE: Redis compares with strcoll() (the C locale: strcmp), which stops at the
+// first NUL byte, so "a" and "a\0b" tie and keep their load order (the stable sort below, as
+// glibc's qsort and Redis's pqsort on few elements). With STORE Redis compares the whole bytes.
+int compare_cstr(std::string_view a, std::string_view b) {
+  return compare_bytes(a.substr(0, a.find('\0')), b.substr(0, b.find('\0')));
+}
+
 struct SortItem {
   std::string elem;
   double score = 0;
@@ -245,6 +253,7 @@ void sort_generic(CommandContext& ctx, bool readonly) {
         }
       }
       const bool alpha = o.alpha, by = o.by.has_value(), desc = o.desc;
+      const auto alpha_cmp = o.store ? compare_bytes : compare_cstr;
       auto cmp = [&](const SortItem& a, const SortItem& b) {
         int c = 0;
         if (!alpha) {
@@ -253,10 +262,10 @@ void sort_generic(CommandContext& ctx, bool readonly) {
           if (!a.cmp || !b.cmp) {
             c = (a.cmp.has_value() == b.cmp.has_value()) ? 0 : (!a.cmp ? -1 : 1);
           } else {
-            c = compare_bytes(*a.cmp, *b.cmp);
+            c = alpha_cmp(*a.cmp, *b.cmp);
           }
         } else {
-          c = compare_bytes(a.elem, b.elem);
+          c = alpha_cmp(a.elem, b.elem);
         }
         return (desc ? -c : c) < 0;
       };

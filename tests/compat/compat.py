@@ -400,12 +400,18 @@ class Pair:
             except (OSError, ConnectionError):
                 self.broken[i] = True
         out = []
+        # One deadline for both reads: a command that outlasts the reply timeout (a blocking
+        # command drawn with a timeout of seconds, "007") times out on both servers, instead of
+        # being waited for on the second one while the first read ran out.
+        deadline = time.monotonic() + self.timeout
         for i in (0, 1):
             if not sent[i]:
                 out.append(("no reply", "send failed"))
                 continue
             try:
+                self.conns[i].sock.settimeout(max(0.05, deadline - time.monotonic()))
                 got = [self.conns[i].read() for _ in range(n)]
+                self.conns[i].sock.settimeout(self.timeout)
                 out.append(got[0] if n == 1 else ("replies", tuple(got)))
             except (OSError, ConnectionError) as e:
                 self.broken[i] = True

@@ -536,6 +536,8 @@ TEST_SUITE("generic key commands") {
     Client& c = client();
     check_int(c("WAIT 0 0"), 0);  // asks for no replica: at once
     check_int(c("WAIT -1 0"), 0);
+    check_int(c("WAIT 9223372036854775807 0"), 0);  // Redis keeps the count in an int: wraps
+    check_int(c("WAIT 4294967296 0"), 0);
     check_error(c("WAIT x 0"), kNotInt);
     check_error(c("WAIT 0 x"), "ERR timeout is not an integer or out of range");
     check_error(c("WAIT 0 -1"), "ERR timeout is negative");
@@ -666,6 +668,14 @@ TEST_SUITE("generic key commands") {
     CHECK(words(c("SORT z BY nosort DESC LIMIT 0 2")) == W{"a", "c"});
     CHECK(words(c("SORT_RO l LIMIT 0 1")) == W{"-5"});
     CHECK(c("SORT nokey").elements.empty());
+    // ALPHA compares C strings as Redis's strcoll(): "a" and "a\0b" tie and keep their load
+    // order; with STORE the whole bytes are compared, "a" first.
+    const std::string anb("a\0b", 3);
+    c.cmd({"RPUSH", "nul", anb, "a"});
+    CHECK(c.cmd({"SORT_RO", "nul", "ALPHA", "LIMIT", "0", "1"}).elements.at(0).str == anb);
+    CHECK(c.cmd({"SORT", "nul", "ALPHA"}).elements.at(1).str == "a");
+    check_int(c("SORT nul ALPHA STORE nuls"), 2);
+    CHECK(c("LINDEX nuls 0").str == "a");
   }
 
   TEST_CASE("SORT STORE writes a list, deletes the destination for an empty result") {
