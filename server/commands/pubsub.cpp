@@ -200,8 +200,8 @@ void pubsub_container(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("pubsub"));
 }
 
-// RESET: back to a fresh connection's state — no subscriptions, no name, RESP2, db 0, and
-// unauthenticated when a password is required.
+// RESET: back to a fresh connection's state — no subscriptions, no name, RESP2, db 0, replies
+// on, and unauthenticated when a password is required.
 void reset_cmd(CommandContext& ctx) {
   pubsub_forget(ctx.server, ctx.worker.index(), ctx.conn);
   reset_transaction_state(ctx);
@@ -210,6 +210,9 @@ void reset_cmd(CommandContext& ctx) {
     return 0;
   });
   ctx.conn.authenticated = !ctx.server.auth_required();
+  // CLIENT REPLY OFF/SKIP end, so RESET answers; a SKIP already in force still drops this reply.
+  if (ctx.conn.reply_mode != Connection::ReplyMode::kSkip)
+    ctx.conn.reply_mode = Connection::ReplyMode::kOn;
   ctx.conn.resp = 2;
   ctx.conn.info->resp.store(2, std::memory_order_relaxed);
   ctx.reply.set_proto(2);

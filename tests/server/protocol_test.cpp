@@ -93,9 +93,11 @@ TEST_SUITE("client reply and kill") {
                                                                 {"CLIENT", "REPLY", "SKIP"},
                                                                 {"CLIENT", "REPLY", "SKIP"},
                                                                 {"PING"},
-                                                                {"PING"}};
+                                                                {"PING"},
+                                                                {"CLIENT", "REPLY", "OFF"},
+                                                                {"RESET"}};
   const std::string kReplyBytes =
-      "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n$1\r\n1\r\n+PONG\r\n";
+      "$1\r\n1\r\n+OK\r\n$1\r\n2\r\n-ERR syntax error\r\n$1\r\n1\r\n+PONG\r\n+RESET\r\n";
 
   std::string reply_pipeline_answer(int port) {
     const int fd = kvtest::connect_raw(port);
