@@ -143,6 +143,24 @@ class ClientRegistry {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, c] : clients_) fn(*c);
   }
+  // Removes, under one hold of the lock, every client for which keep_out(client) says so, and
+  // returns their (id, worker) pairs. CLIENT KILL: as in Redis, where a killed client is freed
+  // at once, it is gone from CLIENT LIST and from a second KILL's count before its worker has
+  // closed the socket.
+  template <class F>
+  std::vector<std::pair<std::uint64_t, unsigned>> remove_if(F&& keep_out) {
+    std::vector<std::pair<std::uint64_t, unsigned>> out;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (keep_out(*it->second)) {
+        out.emplace_back(it->first, it->second->worker);
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
   template <class F>
   auto with_lock(F&& fn) {
     std::lock_guard<std::mutex> lock(mu_);

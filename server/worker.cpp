@@ -725,6 +725,9 @@ void Worker::serve_while_busy(const Connection& running, bool function,
 }
 
 void Worker::close_connection(Connection* c) {
+  // First out of the registry: CLIENT LIST/KILL must not see it half torn down (no longer a
+  // subscriber, say, and so counted as TYPE normal).
+  server_.clients().remove(c->id);
   pubsub_forget(server_, index_, *c);
   tracking_forget(server_, *c);
   if (c->blocked) {
@@ -738,7 +741,6 @@ void Worker::close_connection(Connection* c) {
   }
   if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   ::close(c->fd);  // also removes it from the epoll set
-  server_.clients().remove(c->id);
   server_.release_client();
   all_.erase(c);
   by_id_.erase(c->id);

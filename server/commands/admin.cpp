@@ -379,34 +379,36 @@ void client_kill_cmd(CommandContext& ctx) {
       }
     }
   }
+  // Others leave the registry now (their workers close them); the caller, with SKIPME no, stays
+  // until its reply is written.
+  bool self = false;
   std::vector<std::pair<std::uint64_t, unsigned>> victims;  // id, worker
   if (type != kNone) {
-    ctx.server.clients().for_each([&](const ClientInfo& c) {
-      if (id != 0 && c.id != id) return;
-      if (type == kNormal && is_pubsub_client(c)) return;
-      if (type == kPubSub && !is_pubsub_client(c)) return;
-      if (has_addr && c.addr != addr) return;
-      if (has_laddr && c.laddr != laddr) return;
-      if (skipme && c.id == ctx.conn.id) return;
-      victims.emplace_back(c.id, c.worker);
+    victims = ctx.server.clients().remove_if([&](const ClientInfo& c) {
+      if (id != 0 && c.id != id) return false;
+      if (type == kNormal && is_pubsub_client(c)) return false;
+      if (type == kPubSub && !is_pubsub_client(c)) return false;
+      if (has_addr && c.addr != addr) return false;
+      if (has_laddr && c.laddr != laddr) return false;
+      if (c.id == ctx.conn.id) {
+        self = !skipme;
+        return false;
+      }
+      return true;
     });
   }
-  for (const auto& [victim, worker] : victims) {
-    if (victim == ctx.conn.id) {
-      ctx.conn.close_after_reply = true;
-    } else {
-      ctx.server.worker(worker).post_kill(victim);
-    }
-  }
+  for (const auto& [victim, worker] : victims) ctx.server.worker(worker).post_kill(victim);
+  if (self) ctx.conn.close_after_reply = true;
+  const std::size_t killed = victims.size() + (self ? 1 : 0);
   if (old_form) {
-    if (victims.empty()) {
+    if (killed == 0) {
       ctx.reply.error("ERR No such client");
     } else {
       ctx.reply.ok();
     }
     return;
   }
-  ctx.reply.integer(static_cast<std::int64_t>(victims.size()));
+  ctx.reply.integer(static_cast<std::int64_t>(killed));
 }
 
 // CLIENT REPLY ON|OFF|SKIP: OFF and SKIP answer nothing; SKIP while OFF changes nothing (Redis).

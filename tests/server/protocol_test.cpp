@@ -177,6 +177,39 @@ TEST_SUITE("client reply and kill") {
     CHECK(admin("CLIENT KILL ID " + std::to_string(admin_id)).integer == 0);  // SKIPME yes
   }
 
+  // Redis frees a killed client inside CLIENT KILL, so a command right behind it (pipelined on
+  // the same connection) no longer finds it; a subscriber being torn down never counts as TYPE
+  // normal. Twenty victims over two workers, so a kill and its worker's close do race.
+  TEST_CASE("a killed client is gone for the very next command") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    Client admin(s.port());
+    int gone_at_once = 0;
+    for (int i = 0; i < 20; ++i) {
+      const int v = kvtest::connect_raw(s.port());
+      REQUIRE(v >= 0);
+      const std::string vid = std::to_string(raw_client_id(v));
+      admin.append({"CLIENT", "KILL", "ID", vid});
+      admin.append({"CLIENT", "KILL", "ID", vid});
+      admin.append({"CLIENT", "LIST", "ID", vid});
+      const bool first = admin.get_reply().integer == 1;
+      const bool second = admin.get_reply().integer == 0;
+      const bool listed = !admin.get_reply().str.empty();
+      if (first && second && !listed) ++gone_at_once;
+      ::close(v);
+      // A subscriber killed by type, then a TYPE normal kill right behind it: only `plain`.
+      Client sub(s.port());
+      sub("SUBSCRIBE news");
+      Client plain(s.port());
+      REQUIRE(plain("PING").is_status("PONG"));  // accepted and registered
+      admin.append({"CLIENT", "KILL", "TYPE", "pubsub"});
+      admin.append({"CLIENT", "KILL", "TYPE", "normal"});
+      CHECK(admin.get_reply().integer == 1);
+      CHECK(admin.get_reply().integer == 1);
+    }
+    CHECK(gone_at_once == 20);
+  }
+
   TEST_CASE("a killed blocked client takes no element and its own kill closes after the reply") {
     kvtest::ServerProcess s({"--threads", "2"});
     REQUIRE(s.running());
