@@ -69,6 +69,8 @@ struct CommandContext {
   std::span<const std::string_view> argv;
   std::int64_t now_ms;   // wall-clock milliseconds, sampled once per batch of commands
   bool counted = false;  // set when dispatch() ran the handler and counted the call
+  // A command a client sent (not one EXEC or a script runs): CLIENT PAUSE may postpone it.
+  bool top_level = false;
 
   std::string_view arg(std::size_t i) const { return argv[i]; }
   std::size_t argc() const { return argv.size(); }

@@ -18,6 +18,7 @@
 #include "server/container.hpp"
 #include "server/errors.hpp"
 #include "server/monitor.hpp"
+#include "server/scripting.hpp"
 #include "server/server.hpp"
 #include "server/worker.hpp"
 
@@ -362,7 +363,43 @@ namespace {
   return cluster_gate(ctx, keys);
 }
 
+const CommandSpec* resolve(std::span<const std::string_view> argv);  // below
+
+// CLIENT PAUSE (Server::paused): ALL postpones every command; WRITE the commands Redis 7.0 flags
+// write or may_replicate — PUBLISH, SPUBLISH, PFCOUNT, and EVAL, EVALSHA and FCALL unless the
+// script or function is flagged no-writes — and an EXEC whose transaction holds one of those.
+bool pause_applies(const CommandSpec* cmd, std::span<const std::string_view> argv,
+                   const Connection& conn, Server::PauseClass pc) {
+  if (pc == Server::kPauseAll || (cmd->flags & kWrite)) return true;
+  const std::string_view n = cmd->name;
+  if (n == "publish" || n == "spublish" || n == "pfcount") return true;
+  if (n == "eval" || n == "evalsha" || n == "fcall")
+    return scripting::script_may_write(argv, n == "fcall");
+  if (n == "exec" && conn.tx != nullptr) {
+    for (const auto& q : conn.tx->queued) {
+      std::vector<std::string_view> qa(q.begin(), q.end());
+      const CommandSpec* c = resolve(qa);
+      if (c != nullptr && pause_applies(c, qa, conn, pc)) return true;
+    }
+  }
+  return false;
+}
+
+// Postpones ctx's command when a pause applies to it (the worker runs it again when the pause
+// ends); true when it did. Checked by dispatch() before the command is queued or run, and again
+// inside its locks (invoke), which orders it with CLIENT PAUSE: that runs keyspace-wide, so a
+// command either ran before the pause was set or sees it (atomicity.hpp, invariant 2).
+bool postpone_if_paused(CommandContext& ctx, const CommandSpec* cmd) {
+  const Server::PauseClass pc = ctx.server.paused(ctx.now_ms);
+  if (pc == Server::kPauseNone || !pause_applies(cmd, ctx.argv, ctx.conn, pc)) return false;
+  if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+  ctx.worker.postpone(ctx.conn);
+  return true;
+}
+
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
+  if (ctx.top_level && postpone_if_paused(ctx, cmd)) [[unlikely]]
+    return;
   // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
   // is nested: t_running is set).
   if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) [[unlikely]] {
@@ -624,7 +661,11 @@ void dispatch(CommandContext& ctx) {
   // maxmemory (eviction.hpp): evict before a top-level command, as Redis's processCommand does;
   // not inside EXEC or a script (their commands run under locks the evictions would take).
   thread_local int nested = 0;
+  ctx.top_level = nested == 0 && !conn.in_exec;
+  // While clients are paused the dataset stays as it is: no eviction, and so no OOM refusal
+  // (Redis 7.0: performEvictions answers EVICT_OK during a pause).
   if (nested == 0 && !conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone &&
       !ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
                                        ctx.now_ms)) {
     bool deny = (cmd->flags & kDenyOom) != 0;
@@ -645,6 +686,7 @@ void dispatch(CommandContext& ctx) {
       return;
     }
   }
+  if (ctx.top_level && postpone_if_paused(ctx, cmd)) return;
   if (queuing && !(top->flags & kTxControl)) {
     conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
     ctx.reply.simple("QUEUED");

@@ -1521,6 +1521,33 @@ constexpr std::string_view kDumpMagic = "KVLABFN1\n";
 
 }  // namespace
 
+bool script_may_write(std::span<const std::string_view> argv, bool fcall) {
+  if (argv.size() < 2) return true;
+  Registry& reg = registry();
+  if (fcall) {
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.functions.find(std::string(argv[1]));
+    return it == reg.functions.end() || !(it->second.flags & kNoWrites);
+  }
+  std::string body;
+  if (iequals(argv[0], "evalsha")) {
+    if (argv[1].size() != 40) return true;
+    std::string sha(argv[1]);
+    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::lock_guard<std::mutex> lock(reg.mu);
+    auto it = reg.scripts.find(sha);
+    if (it == reg.scripts.end()) return true;
+    body = it->second;
+  } else {
+    body = std::string(argv[1]);
+  }
+  bool has_shebang = false;
+  std::uint32_t flags = 0;
+  std::string error;
+  if (!parse_eval_shebang(body, &has_shebang, &flags, &error)) return true;
+  return !(has_shebang && (flags & kNoWrites));
+}
+
 std::int64_t busy_threshold_ms() {
   return g_busy_threshold_ms.load(std::memory_order_relaxed);
 }

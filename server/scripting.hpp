@@ -24,6 +24,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 namespace kvlab::server {
 
@@ -34,6 +36,11 @@ namespace scripting {
 // busy-reply-threshold / lua-time-limit in milliseconds (CONFIG GET/SET; default 5000).
 std::int64_t busy_threshold_ms();
 void set_busy_threshold_ms(std::int64_t ms);
+
+// CLIENT PAUSE WRITE: whether EVAL/EVALSHA (fcall false) or FCALL (fcall true) with this argv
+// may write, as Redis 7.0 judges it before running: a script or function flagged no-writes may
+// not; one without flags, an unknown SHA or function, or a malformed shebang may.
+bool script_may_write(std::span<const std::string_view> argv, bool fcall);
 
 void eval_cmd(CommandContext& ctx);
 void evalsha_cmd(CommandContext& ctx);

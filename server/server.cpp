@@ -1,18 +1,19 @@
 // Process-wide server state: worker start-up, signal-driven shutdown, shared counters.
 #include "server/server.hpp"
-#include "server/keyspace_factory.hpp"
 
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "server/command.hpp"
+#include "server/keyspace_factory.hpp"
 #include "server/worker.hpp"
 
 namespace kvlab::server {
@@ -32,6 +33,30 @@ void ClientRegistry::add(std::shared_ptr<ClientInfo> c) {
 void ClientRegistry::remove(std::uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   clients_.erase(id);
+}
+
+void Server::pause(std::int64_t end_ms, PauseClass c, std::int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(pause_mu_);
+  const std::uint64_t old = pause_.load(std::memory_order_relaxed);  // writers hold pause_mu_
+  std::int64_t end = static_cast<std::int64_t>(old >> 2);
+  std::uint64_t cls = old & 3;
+  if (old == 0 || end <= now_ms) {  // the previous pause has ended
+    end = 0;
+    cls = kPauseNone;
+  }
+  if (end_ms <= now_ms) return;  // 0, or a wrapped timeout: nothing to pause
+  end = std::max(end, std::min<std::int64_t>(end_ms, std::int64_t(1) << 61));
+  cls = std::max<std::uint64_t>(cls, c);
+  // release: see paused().
+  pause_.store(static_cast<std::uint64_t>(end) << 2 | cls, std::memory_order_release);
+}
+
+void Server::unpause() {
+  {
+    std::lock_guard<std::mutex> lock(pause_mu_);
+    pause_.store(0, std::memory_order_release);  // release: see paused()
+  }
+  for (auto& w : workers_) w->wake();
 }
 
 Server::Server(Config config, std::unique_ptr<Keyspace> ks, std::string backend_name)

@@ -302,6 +302,31 @@ class Server {
     query_buffer_limit_.store(n, std::memory_order_relaxed);
   }
 
+  // CLIENT PAUSE (Redis 7.0): until a wall-clock end, top-level commands of the paused class wait
+  // (kWrite: writes and the commands that may replicate; kAll: every command), and keys neither
+  // expire nor get evicted. The state is one word, end_ms << 2 | class, so that a reader sees a
+  // class and an end that were set together. Setting takes the later end and the stricter class,
+  // as Redis does; an end in the past (a timeout that wrapped, as in Redis) pauses nothing.
+  enum PauseClass : std::uint64_t { kPauseNone = 0, kPauseWrite = 1, kPauseAll = 2 };
+  // The class in force at now_ms. acquire: pairs with the release in pause()/unpause(); a command
+  // that sees the pause set also sees everything before it (the caller's view of the keyspace).
+  PauseClass paused(std::int64_t now_ms) const {
+    const std::uint64_t s = pause_.load(std::memory_order_acquire);
+    if (s == 0 || static_cast<std::int64_t>(s >> 2) <= now_ms) return kPauseNone;
+    return static_cast<PauseClass>(s & 3);
+  }
+  // The end of the pause in force (0: none); workers with postponed clients sleep until then.
+  std::int64_t pause_end_ms() const {
+    return static_cast<std::int64_t>(pause_.load(std::memory_order_acquire) >> 2);
+  }
+  void pause(std::int64_t end_ms, PauseClass c, std::int64_t now_ms);
+  // CLIENT UNPAUSE: ends any pause and wakes every worker to resume its postponed clients.
+  void unpause();
+  // Clients whose command waits for the end of a pause (INFO's blocked_clients counts them, as
+  // Redis counts its BLOCKED_POSTPONE clients). relaxed: a gauge.
+  void add_postponed(int d) { postponed_.fetch_add(d, std::memory_order_relaxed); }
+  std::int64_t postponed_clients() const { return postponed_.load(std::memory_order_relaxed); }
+
  private:
   void prepare(unsigned n);  // statistics and atomicity for n workers (start*)
   Config config_;
@@ -320,6 +345,11 @@ class Server {
   std::atomic<std::uint64_t> pubsub_soft_secs_{kDefaultPubSubObufLimit.soft_seconds};
   std::atomic<std::uint64_t> normal_hard_{0}, normal_soft_{0}, normal_soft_secs_{0};
   std::atomic<std::size_t> query_buffer_limit_{kQueryBufferLimit};
+  // CLIENT PAUSE state (paused()); its own line, since every command reads it and it is written
+  // only by CLIENT PAUSE/UNPAUSE, under pause_mu_.
+  alignas(64) std::atomic<std::uint64_t> pause_{0};
+  std::mutex pause_mu_;
+  std::atomic<std::int64_t> postponed_{0};
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<WorkerStats[]> stats_;
   ClientRegistry clients_;

@@ -272,6 +272,10 @@ int Worker::next_timeout_ms(std::int64_t now_ms) const {
   if (!expiry_.empty()) next = expiry_.top().at_ms;
   if (!block_timeouts_.empty() && (next < 0 || block_timeouts_.top().at_ms < next))
     next = block_timeouts_.top().at_ms;
+  if (!postponed_.empty()) {  // the end of the pause (UNPAUSE wakes us sooner)
+    const std::int64_t end = server_.pause_end_ms();
+    if (next < 0 || end < next) next = end;
+  }
   if (next < 0) return -1;  // nothing scheduled: sleep until a socket is ready
   const std::int64_t due = next - now_ms;
   if (due <= 0) return 0;
@@ -381,9 +385,13 @@ void Worker::run() {
     if (woken && unblock_pending_.load(std::memory_order_acquire)) drain_unblocks(wall_ms());
     if (!block_timeouts_.empty() && block_timeouts_.top().at_ms <= wall_ms())
       expire_blocked(wall_ms());
+    if (!postponed_.empty() && server_.paused(wall_ms()) == Server::kPauseNone)
+      resume_postponed(wall_ms());
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
-    if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled())
+    // No active expiry while clients are paused: the dataset stays as it is (Redis 7.0).
+    if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled() &&
+        server_.paused(now) == Server::kPauseNone)
       sweep_expired(now);
     if (tracking_pending()) {  // expired keys that tracking clients had read
       tracking_flush(server_, *this, 0);
@@ -545,7 +553,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
   // entry, value) overlap instead of stalling one command after another.
   constexpr std::size_t kPrefetchWindow = 32;
   std::size_t window = 0;  // commands left in the current prefetched window
-  while (!c.close_after_reply && !c.blocked) {
+  while (!c.close_after_reply && !c.blocked && !c.postponed) {
     if (c.out.size() >= kOutputPauseBytes) {
       c.paused = true;
       break;
@@ -570,6 +578,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       break;
     }
     if (!c.parser.args().empty()) execute(c, now_ms);
+    if (c.postponed) break;  // CLIENT PAUSE: the command stays in `in`, to be parsed again
     c.in.consume(c.parser.consumed());
     // The normal class of client-output-buffer-limit (Redis's default 0 0 0: off); subscribed
     // clients are held to the pubsub class, here as in deliver().
@@ -598,6 +607,7 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
   const std::size_t out_before = c.out.size();
   dispatch(ctx);
+  if (c.postponed) return;  // CLIENT PAUSE: not run yet, so nothing to count
   // CLIENT REPLY: a command run under OFF or SKIP loses its replies (everything it appended),
   // unless it was CLIENT REPLY ON; SKIP lasts one command. CLIENT REPLY SKIP itself answers
   // nothing.
@@ -677,7 +687,7 @@ void Worker::serve_while_busy(const Connection& running, bool function,
     if (tag == &g_listen_tag || tag == &g_wake_tag || tag == &running) continue;
     auto* c = static_cast<Connection*>(tag);
     // A client in a blocking command keeps its pipelined input until it is served, as always.
-    if (c->close_after_reply || c->paused || c->blocked) continue;
+    if (c->close_after_reply || c->paused || c->blocked || c->postponed) continue;
     if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
       c->in.reserve_tail(kReadChunk);
       const ssize_t got = ::read(c->fd, c->in.tail(), c->in.tail_room());
@@ -740,6 +750,7 @@ void Worker::close_connection(Connection* c) {
       server_.blocking().remove(*c->blocked);
   }
   if (c->watch) server_.db().watches().unwatch_all(*c->watch);
+  if (c->postponed) server_.add_postponed(-1);  // its entry in postponed_ is skipped
   ::close(c->fd);  // also removes it from the epoll set
   server_.release_client();
   all_.erase(c);
@@ -930,6 +941,31 @@ void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) 
   }
   // Commands that arrived while it waited run now (in order, after the reply).
   if (!c.paused && !c.in.empty()) process_input(c, now_ms);
+}
+
+void Worker::postpone(Connection& c) {
+  c.postponed = true;
+  c.info->blocked.store(true, std::memory_order_relaxed);  // CLIENT LIST's flag b, as Redis
+  postponed_.push_back(c.id);
+  server_.add_postponed(1);
+}
+
+void Worker::resume_postponed(std::int64_t now_ms) {
+  std::vector<std::uint64_t> ids;
+  ids.swap(postponed_);  // a command that finds a new pause postpones itself again
+  for (std::uint64_t id : ids) {
+    auto it = by_id_.find(id);
+    if (it == by_id_.end() || !it->second->postponed) continue;  // closed meanwhile
+    Connection& c = *it->second;
+    c.postponed = false;
+    c.info->blocked.store(false, std::memory_order_relaxed);
+    server_.add_postponed(-1);
+    if (!c.paused) process_input(c, now_ms);
+    if (!c.touched) {
+      c.touched = true;
+      touched_.push_back(c.id);
+    }
+  }
 }
 
 void Worker::drain_unblocks(std::int64_t now_ms) {

@@ -56,6 +56,9 @@ struct Connection {
   int resp = 2;  // protocol version, 2 or 3 (HELLO switches it; ReplyWriter encodes for it)
   bool close_after_reply = false;  // QUIT or a protocol error: close once `out` is flushed
   bool paused = false;             // input not processed because `out` is above kOutputPauseBytes
+  // CLIENT PAUSE: the command at the head of `in` waits, unparsed, for the pause to end
+  // (Worker::postpone); later input queues behind it.
+  bool postponed = false;
   // Shutdown only (Worker::drain_and_close_all): replies flushed and FIN sent; the connection
   // stays open, input discarded, until the client has acknowledged every byte or closed.
   bool write_shut = false;
@@ -135,6 +138,9 @@ class Worker {
   // Any thread: close connection conn_id of this worker (CLIENT KILL), discarding its pending
   // output; done between event batches, so no event in flight refers to it.
   void post_kill(std::uint64_t conn_id);
+  // Worker thread: conn's current command waits for the end of a CLIENT PAUSE; dispatch() left it
+  // unconsumed in conn.in, and it runs again, from the start, when the pause is over.
+  void postpone(Connection& conn);
 
   // Any thread: hands a batch of pub/sub envelopes to this worker; never blocks, never drops.
   void post(PubSubBatch* batch);
@@ -184,6 +190,7 @@ class Worker {
   void drain_unblocks(std::int64_t now_ms);
   void expire_blocked(std::int64_t now_ms);
   void resume(Connection& c, std::string_view reply, std::int64_t now_ms);
+  void resume_postponed(std::int64_t now_ms);
 
   Server& server_;
   unsigned index_;
@@ -198,6 +205,7 @@ class Worker {
   std::unordered_set<Connection*> all_;      // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
   std::vector<std::uint64_t> touched_;  // connections with replies or pub/sub output to flush
+  std::vector<std::uint64_t> postponed_;  // CLIENT PAUSE: connections to resume, in order
 
   // The pub/sub inbox (see the file comment). pending_ sits on its own cache line: every
   // publisher to this worker writes it.

@@ -448,6 +448,45 @@ void client_unblock_cmd(CommandContext& ctx) {
                         : 0);
 }
 
+// CLIENT PAUSE timeout [WRITE|ALL] (Redis 7.0): the mode is checked before the timeout; the end
+// is now + timeout, wrapping as Redis's does (a wrapped end is in the past and pauses nothing);
+// timeout 0 pauses nothing either. It runs keyspace-wide (see postpone_if_paused in
+// command_table.cpp): once it answers, no command of the paused class runs until the end.
+void client_pause_cmd(CommandContext& ctx) {
+  Server::PauseClass cls = Server::kPauseAll;
+  if (ctx.argc() == 4) {
+    if (iequals(ctx.arg(3), "write")) {
+      cls = Server::kPauseWrite;
+    } else if (!iequals(ctx.arg(3), "all")) {
+      ctx.reply.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+      return;
+    }
+  } else if (ctx.argc() > 4) {
+    ctx.reply.error(err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
+    return;
+  }
+  std::int64_t ms = 0;
+  if (!parse_i64(ctx.arg(2), &ms)) {
+    ctx.reply.error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (ms < 0) {
+    ctx.reply.error("ERR timeout is negative");
+    return;
+  }
+  if (ms > 0) {
+    const auto end = static_cast<std::int64_t>(static_cast<std::uint64_t>(ms) +
+                                               static_cast<std::uint64_t>(ctx.now_ms));
+    ctx.server.pause(end, cls, ctx.now_ms);
+  }
+  ctx.reply.ok();
+}
+
+void client_unpause_cmd(CommandContext& ctx) {
+  ctx.server.unpause();
+  ctx.reply.ok();
+}
+
 void client_help_cmd(CommandContext& ctx) {
   reply_help(ctx, {"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                    "ID",
@@ -468,6 +507,10 @@ void client_help_cmd(CommandContext& ctx) {
                    "    Kill connections. Options are: ID <client-id>, TYPE (NORMAL|PUBSUB|",
                    "    MASTER|REPLICA), USER <username>, ADDR <ip:port>, LADDR <ip:port>,",
                    "    SKIPME (YES|NO).",
+                   "PAUSE <timeout> [WRITE|ALL]",
+                   "    Suspend all, or just write, clients for <timeout> milliseconds.",
+                   "UNPAUSE",
+                   "    Stop the current client pause, resuming traffic.",
                    "REPLY (ON|OFF|SKIP)",
                    "    Control the replies sent to the current connection.",
                    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
@@ -495,6 +538,14 @@ const CommandSpec kClientSubcommands[] = {
      "7.0.0"},
     {"no-touch", 3, kLoading | kStale, client_noop_ok_cmd, 0, 0, 0, "connection",
      "Controls whether commands touch key LRU (accepted, no effect)", "ON|OFF", "7.2.0"},
+    // PAUSE is keyspace-wide so that it is ordered with every command in flight (see
+    // client_pause_cmd).
+    {"pause", -3, kAdmin | kLoading | kStale | kKeyspaceWide, client_pause_cmd, 0, 0, 0,
+     "connection", "Stop processing commands from clients for some time", "timeout [WRITE|ALL]",
+     "3.0.0", "O(1)"},
+    {"unpause", 2, kAdmin | kLoading | kStale, client_unpause_cmd, 0, 0, 0, "connection",
+     "Resume processing of clients that were paused", "", "6.2.0",
+     "O(N) Where N is the number of paused clients"},
     {"unblock", -3, kAdmin | kLoading | kStale, client_unblock_cmd, 0, 0, 0, "connection",
      "Unblock a client blocked in a blocking command from a different connection",
      "client-id [TIMEOUT|ERROR]", "5.0.0", "O(log N) where N is the number of client connections"},
@@ -754,7 +805,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       o << "connected_clients:" << s.connected_clients() << "\r\n"
         << "cluster_connections:0\r\n"
         << "maxclients:" << s.maxclients() << "\r\n"
-        << "blocked_clients:" << s.blocking().blocked_clients() << "\r\n"
+        << "blocked_clients:" << s.blocking().blocked_clients() + s.postponed_clients() << "\r\n"
         << "tracking_clients:" << s.tracking().clients() << "\r\n"
         << "clients_in_timeout_table:0\r\n"
         << "pubsub_clients:" << pubsub_clients << "\r\n";

@@ -53,9 +53,9 @@ inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
 }
 
 // Calls fn(const Value&) for key's live value while the backend protects it. Returns false when
-// the key is absent or expired (and then removes the expired value). Counts keyspace hits/misses.
-// touch: update the key's LRU/LFU word; false for the commands Redis runs with LOOKUP_NOTOUCH
-// (TYPE, EXISTS, TTL and its kin, OBJECT, MEMORY USAGE).
+// the key is absent or expired (and then removes the expired value, unless clients are paused).
+// Counts keyspace hits/misses. touch: update the key's LRU/LFU word; false for the commands Redis
+// runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL and its kin, OBJECT, MEMORY USAGE).
 template <class F>
 bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = true) {
   bool expired = false;
@@ -73,7 +73,10 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = t
     return true;
   }
   st.misses.store(st.misses.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (expired && expire_if_due(ctx.ks, key, ctx.now_ms)) {
+  // During a CLIENT PAUSE an expired key reads as absent but stays (Redis 7.0 keeps the dataset
+  // static); the first read after the pause removes it.
+  if (expired && ctx.server.paused(ctx.now_ms) == Server::kPauseNone &&
+      expire_if_due(ctx.ks, key, ctx.now_ms)) {
     st.expired.store(st.expired.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   return false;
