@@ -230,7 +230,7 @@ class Worker {
         s->period_ns = per_sender > 0 ? 1e9 / per_sender : 0;
         s->phase_ns = static_cast<std::int64_t>(s->period_ns * s->global_index / sh_.senders);
         s->keys = sh_.workload.make_stream(s->global_index, sh_.senders);
-        s->rng = Rng(cfg_.seed * 31 + s->global_index * 0x2545f4914f6cdd1dull + 3);
+        s->rng = Rng::stream(cfg_.seed, 2 * s->global_index + 1);  // arrival gaps
         if (total_requests > 0) {
           s->quota = total_requests / sh_.senders +
                      (s->global_index < total_requests % sh_.senders ? 1 : 0);

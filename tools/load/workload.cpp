@@ -91,7 +91,7 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
 
 Workload::KeyStream Workload::make_stream(std::uint64_t index, std::uint64_t count) const {
   KeyStream s;
-  s.rng = Rng(config_.seed * 0x100000001b3ull + index * 0x9e3779b97f4a7c15ull + 7);
+  s.rng = Rng::stream(config_.seed, 2 * index);
   s.cursor = count ? (config_.keys / count) * index : 0;
   s.counter = index;  // so that connections do not all send the same command at once
   return s;

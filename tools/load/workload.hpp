@@ -26,6 +26,19 @@ struct Rng {
   }
   // Uniform in [0, 1).
   double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+  // The generator of stream `index` under `seed`. splitmix64 walks one cycle of 2^64 states in
+  // steps of its gamma, so two seeds that differ by a multiple of the gamma are the same stream
+  // shifted: seeding stream i with base + i*gamma made every connection replay its neighbour's
+  // keys one draw later (25 connections, one key sequence: caches hot, coverage halved). The
+  // seed is therefore scrambled by the output function twice, which puts the streams at
+  // unrelated points of the cycle.
+  static Rng stream(std::uint64_t seed, std::uint64_t index) {
+    Rng a(seed);
+    const std::uint64_t s = a.next();
+    Rng b(s ^ (index * 0xd1b54a32d192ed03ull));
+    return Rng(b.next());
+  }
 };
 
 // A request sent and not yet answered. A request of several commands (a template with ";")
