@@ -117,6 +117,26 @@ Registry& registry() {
   return r;
 }
 
+// A script's SHA1 as the registry keys it: Redis matches EVALSHA and SCRIPT EXISTS digests
+// case-insensitively.
+std::string lower_sha(std::string_view sha) {
+  std::string s(sha);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The body SCRIPT LOAD or EVAL registered under sha (any case), into *body; false when none.
+bool find_script_body(std::string_view sha, std::string* body) {
+  if (sha.size() != 40) return false;
+  const std::string key = lower_sha(sha);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  auto it = reg.scripts.find(key);
+  if (it == reg.scripts.end()) return false;
+  *body = it->second;
+  return true;
+}
+
 std::atomic<std::int64_t> g_busy_threshold_ms{5000};
 
 // What SCRIPT KILL / FUNCTION KILL see of the script a worker runs. Written by the worker, read by
@@ -1099,15 +1119,11 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
   std::string sha, body;
   Registry& reg = registry();
   if (by_sha) {
-    sha = std::string(ctx.arg(1).substr(0, 40));
-    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = ctx.arg(1).size() == 40 ? reg.scripts.find(sha) : reg.scripts.end();
-    if (it == reg.scripts.end()) {
+    if (!find_script_body(ctx.arg(1), &body)) {
       ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
       return;
     }
-    body = it->second;
+    sha = lower_sha(ctx.arg(1));
   } else {
     body = std::string(ctx.arg(1));
     sha = sha1_hex(body);
@@ -1531,13 +1547,7 @@ bool script_may_write(std::span<const std::string_view> argv, bool fcall) {
   }
   std::string body;
   if (iequals(argv[0], "evalsha")) {
-    if (argv[1].size() != 40) return true;
-    std::string sha(argv[1]);
-    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::lock_guard<std::mutex> lock(reg.mu);
-    auto it = reg.scripts.find(sha);
-    if (it == reg.scripts.end()) return true;
-    body = it->second;
+    if (!find_script_body(argv[1], &body)) return true;
   } else {
     body = std::string(argv[1]);
   }
@@ -1596,11 +1606,8 @@ void script_exists_cmd(CommandContext& ctx) {
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
   ctx.reply.array(ctx.argc() - 2);
-  for (std::size_t i = 2; i < ctx.argc(); ++i) {
-    std::string sha(ctx.arg(i));
-    for (char& c : sha) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    ctx.reply.integer(reg.scripts.count(sha) != 0 ? 1 : 0);
-  }
+  for (std::size_t i = 2; i < ctx.argc(); ++i)
+    ctx.reply.integer(reg.scripts.count(lower_sha(ctx.arg(i))) != 0 ? 1 : 0);
 }
 
 void script_flush_cmd(CommandContext& ctx) {
