@@ -377,8 +377,12 @@ TEST_CASE("updates and erases on one key never lose or resurrect an increment") 
   CHECK(a == r + left);
 }
 
-// Property: a weakly consistent for_each running beside writers sees each key at most once and
-// only values that were written for that key.
+// Property: a weakly consistent for_each running beside writers sees only values that were
+// written for their key, and a key present for the whole call at most once. The writer touches
+// only odd keys, so the even keys are present throughout. An odd key may be seen twice when it is
+// erased behind the scan and inserted again ahead of it (another slot or bucket of its chain),
+// which is what weak consistency allows (SCAN too returns such a key twice); a CI run under ASan
+// caught hash/kvlab doing exactly that when the writer also erased the even keys.
 TEST_CASE("for_each beside concurrent writers sees only real entries, each once") {
   if (!kTraits.concurrent_for_each) {
     MESSAGE("skipped: " << kTraits.name << " declares for_each needs quiescent writers");
@@ -388,7 +392,7 @@ TEST_CASE("for_each beside concurrent writers sees only real entries, each once"
   for (std::uint64_t k = 0; k < 1000; k += 2) map.insert(binary_key(k), k);
   std::mt19937_64 rng(7);
   Background writer([&] {
-    const std::uint64_t k = rng() % 1000;
+    const std::uint64_t k = 2 * (rng() % 500) + 1;
     if (kTraits.concurrent_erase && (rng() & 1)) {
       map.erase(binary_key(k));
     } else {
@@ -399,7 +403,7 @@ TEST_CASE("for_each beside concurrent writers sees only real entries, each once"
     std::set<std::uint64_t> seen;
     map.for_each([&](std::string_view k, const std::uint64_t& v) {
       REQUIRE(key_index(k) == v);
-      REQUIRE(seen.insert(v).second);
+      REQUIRE((seen.insert(v).second || (kTraits.concurrent_erase && v % 2 == 1)));
     });
   }
 }
