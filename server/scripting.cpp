@@ -125,15 +125,17 @@ std::string lower_sha(std::string_view sha) {
   return s;
 }
 
-// The body SCRIPT LOAD or EVAL registered under sha (any case), into *body; false when none.
-bool find_script_body(std::string_view sha, std::string* body) {
+// The body SCRIPT LOAD or EVAL registered under sha (any case), into *body, and the lowered
+// digest it is keyed by into *key when key is not null; false when none.
+bool find_script_body(std::string_view sha, std::string* body, std::string* key = nullptr) {
   if (sha.size() != 40) return false;
-  const std::string key = lower_sha(sha);
+  std::string lowered = lower_sha(sha);
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  auto it = reg.scripts.find(key);
+  auto it = reg.scripts.find(lowered);
   if (it == reg.scripts.end()) return false;
   *body = it->second;
+  if (key != nullptr) *key = std::move(lowered);
   return true;
 }
 
@@ -1119,11 +1121,10 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
   std::string sha, body;
   Registry& reg = registry();
   if (by_sha) {
-    if (!find_script_body(ctx.arg(1), &body)) {
+    if (!find_script_body(ctx.arg(1), &body, &sha)) {
       ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
       return;
     }
-    sha = lower_sha(ctx.arg(1));
   } else {
     body = std::string(ctx.arg(1));
     sha = sha1_hex(body);
