@@ -55,6 +55,7 @@ std::uint32_t Atomicity::stripe_of(std::string_view key) {
 }
 
 void Atomicity::offline(unsigned w) {
+  if (slots_[w].announced) withdraw(slots_[w]);  // invariant 6: no announcement outlives a batch
   // release: the commands this worker ran happen before an escalation that reads kOffline.
   slots_[w].seen.store(kOffline, std::memory_order_release);
 }
@@ -137,6 +138,12 @@ void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, 
     lock_stripes(me, keys, all_keys, held);
     return;
   }
+  if (me.announced) {  // invariant 6: still announced and acknowledged; only the stripes to lock
+    boundary(me);      // acknowledge the others' escalations before waiting (invariant 4)
+    held->clear();
+    lock_stripes(me, keys, all_keys, held);
+    return;
+  }
   // seq_cst: active_ before seq_ (invariant 3), and the load of each slot below is ordered after
   // both (see online()).
   active_.fetch_add(1, std::memory_order_seq_cst);
@@ -195,7 +202,7 @@ void Atomicity::drain_indicators(Slot& me, const std::vector<std::uint32_t>& hel
   }
 }
 
-void Atomicity::end_multi(unsigned /*w*/, std::vector<std::uint32_t>* held) {
+void Atomicity::end_multi(unsigned w, std::vector<std::uint32_t>* held, bool keep_announced) {
   if (scheme_ == Scheme::kGlobal) {
     // release: this operation's writes happen before the next escalation's.
     exclusive_.store(false, std::memory_order_release);
@@ -205,6 +212,12 @@ void Atomicity::end_multi(unsigned /*w*/, std::vector<std::uint32_t>* held) {
   }
   held->clear();
   if (scheme_ == Scheme::kStripes) return;  // announced nothing
+  Slot& me = slots_[w];
+  if (keep_announced && scheme_ == Scheme::kKeyLocks) {
+    me.announced = true;  // withdrawn by the next single-key command or offline (invariant 6)
+    return;
+  }
+  me.announced = false;
   // release: pairs with the acquire load in boundary() and the global wait; a worker that sees
   // the count drop back runs later commands after this operation's writes.
   active_.fetch_sub(1, std::memory_order_release);

@@ -57,6 +57,13 @@
 //    indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
 //    (and withdraws) or the locker sees the indicator (and waits for it to clear). A worker with
 //    an indicator set waits for nothing until it clears it, so the locker's wait ends.
+// 6. (key-locks) A worker's announcement may outlive the operation that made it (end_multi with
+//    keep_announced): its active_ count stays until the worker's next single-key command, its
+//    next end_multi without keep_announced, or offline(), whichever comes first. While it stays,
+//    every other worker has acknowledged it (invariant 2) or will see active_ > 0 at its next
+//    boundary (invariant 3), so all their commands run behind the stripes, and the worker's next
+//    multi-key operation locks its stripes without announcing again. A run of pipelined MSETs
+//    then pays one announcement and one round of acknowledgements per batch, not per command.
 #pragma once
 
 #include <atomic>
@@ -96,6 +103,7 @@ class Atomicity {
   int begin_single(unsigned w, std::string_view key) {
     Slot& me = slots_[w];
     if (scheme_ == Scheme::kStripes) return enter_stripe(me, stripe_of(key));
+    if (me.announced) withdraw(me);  // invariant 6: single-key commands keep the fast path
     if (!boundary(me)) return -1;  // fast mode: no escalation anywhere
     return begin_single_slow(me, key);
   }
@@ -111,10 +119,12 @@ class Atomicity {
   }
 
   // An escalated operation of worker w over keys (or every key when all_keys). Fills *held with
-  // the stripes it locked; pass it to end_multi().
+  // the stripes it locked; pass it to end_multi(). keep_announced (key-locks; the worker's own
+  // commands, never a thread that does not go offline between batches): the announcement stays
+  // for the worker's next multi-key operation (invariant 6).
   void begin_multi(unsigned w, std::span<const std::string_view> keys, bool all_keys,
                    std::vector<std::uint32_t>* held);
-  void end_multi(unsigned w, std::vector<std::uint32_t>* held);
+  void end_multi(unsigned w, std::vector<std::uint32_t>* held, bool keep_announced = false);
 
   // Statistics (any thread; relaxed counters).
   std::uint64_t escalations() const;
@@ -136,6 +146,7 @@ class Atomicity {
     std::atomic<std::uint64_t> seen{kOffline};  // invariant 1
     std::uint64_t acked = 0;                    // worker-private copy of the last acknowledgement
     unsigned index = 0;
+    bool announced = false;  // key-locks: an announcement kept past its operation (invariant 6)
     // stripes: the stripe this worker's running single-key command holds, or kNoStripe. Written
     // only by this worker, read by exclusive lockers (invariant 5).
     std::atomic<std::uint32_t> reading{kNoStripe};
@@ -160,6 +171,12 @@ class Atomicity {
     return active_.load(std::memory_order_acquire) != 0;
   }
   int begin_single_slow(Slot& me, std::string_view key);
+  // Ends an announcement kept by end_multi (invariant 6).
+  void withdraw(Slot& me) {
+    me.announced = false;
+    // release: as in end_multi; the stripes already ordered the operations' writes.
+    active_.fetch_sub(1, std::memory_order_release);
+  }
   // stripes: the single-key fast path of invariant 5.
   int enter_stripe(Slot& me, std::uint32_t i) {
     // relaxed store, then the seq_cst fence: the store is ordered before the load below by the

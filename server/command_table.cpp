@@ -532,7 +532,8 @@ void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
   } else {
     invoke(ctx, cmd);
   }
-  gate.end_multi(w, &held);
+  // The announcement stays for the batch's next multi-key command (atomicity.hpp, invariant 6).
+  gate.end_multi(w, &held, /*keep_announced=*/true);
 }
 }  // namespace
 

@@ -439,6 +439,94 @@ TEST_SUITE("server") {
     }
   }
 
+  // Property: as the two tests above, with every client pipelining, so that one input batch
+  // holds many multi-key commands. Under key-locks one announcement then covers the batch's
+  // multi-key commands (atomicity.hpp, invariant 6): each must still lock its stripes (MSETs
+  // against MGETs), and the announcement must stay until the batch ends, or another worker's
+  // single-key INCRs run in fast mode inside a later MGET of the batch (INCRs against MGETs; no
+  // MSETs then, whose announcements would keep the INCRs in slow mode anyway).
+  TEST_CASE("pipelined MSETs, MGETs and INCRs stay atomic when one announcement covers a batch") {
+    constexpr int kBatch = 20;
+    // Readers pipeline kBatch copies of args until the writers are done; check(reply) counts.
+    // A batch must fit one 16 KiB read (kReadChunk) to reach the server as one input batch.
+    auto read_while = [](Client& c, const std::vector<std::string>& args, std::atomic<int>& writing,
+                         auto&& check) {
+      while (writing.load() > 0) {
+        for (int j = 0; j < kBatch; ++j) c.append(args);
+        for (int j = 0; j < kBatch; ++j) check(c.get_reply());
+      }
+    };
+    for (const Config& cfg : configs()) {
+      CAPTURE(cfg.scheme);
+      CAPTURE(cfg.backend);
+      auto s = start(cfg);
+      REQUIRE(s.running());
+      std::atomic<long> reads{0}, mixed{0}, bad{0};
+      std::atomic<int> writing{2};
+      std::vector<std::string> mget{"MGET"};
+      for (int k = 0; k < 10; ++k) mget.push_back("m" + std::to_string(k));
+      run_threads(4, [&](int id) {
+        Client c(s.port());
+        if (id >= 2) {
+          read_while(c, mget, writing, [&](const Reply& r) {
+            for (const Reply& e : r.elements)
+              if (e.str != r.elements[0].str) {
+                mixed.fetch_add(1);
+                break;
+              }
+            reads.fetch_add(1);
+          });
+          return;
+        }
+        // Pipelined MSETs of one value over m0..m9: 150 batches, and on until the readers have
+        // read 400 times (bounded), so that a reader started late still overlaps them.
+        for (int n = 0; n < 150 || (reads.load() < 400 && n < 3000); ++n) {
+          for (int j = 0; j < kBatch; ++j) {
+            std::vector<std::string> mset{"MSET"};
+            const std::string v = std::to_string(id) + ":" + std::to_string(n * kBatch + j);
+            for (int k = 0; k < 10; ++k) {
+              mset.push_back("m" + std::to_string(k));
+              mset.push_back(v);
+            }
+            c.append(mset);
+          }
+          for (int j = 0; j < kBatch; ++j) c.get_reply();
+        }
+        writing.fetch_sub(1);
+      });
+      CHECK(reads.load() > 0);
+      CHECK(mixed.load() == 0);
+      reads.store(0);
+      writing.store(1);
+      std::vector<std::string> ab{"MGET", "a"};  // fillers hold the MGET open (test above)
+      for (int k = 0; k < 60; ++k) ab.push_back("f" + std::to_string(k));  // 20 x 580 bytes
+      ab.push_back("b");
+      run_threads(3, [&](int id) {
+        Client c(s.port());
+        if (id >= 1) {
+          read_while(c, ab, writing, [&](const Reply& r) {
+            const long long a = r.elements.front().is_nil() ? 0 : to_ll(r.elements.front());
+            const long long b = r.elements.back().is_nil() ? 0 : to_ll(r.elements.back());
+            if (a != b && a != b + 1) bad.fetch_add(1);
+            reads.fetch_add(1);
+          });
+          return;
+        }
+        // INCR a, then INCR b, 50 pairs per batch, until the readers have read enough (bounded).
+        for (int n = 0; n < 400000 && reads.load() < 2000; n += 50) {
+          for (int j = 0; j < 50; ++j) {
+            c.append({"INCR", "a"});
+            c.append({"INCR", "b"});
+          }
+          for (int j = 0; j < 100; ++j) c.get_reply();
+        }
+        writing.fetch_sub(1);
+      });
+      CHECK(reads.load() > 0);
+      CHECK(bad.load() == 0);
+    }
+  }
+
   // Property: increments done as WATCH/GET/MULTI/SET/EXEC with retries, mixed with plain INCRs
   // from other clients (pipelined, single-key fast path), are never lost.
   TEST_CASE("WATCH-based increments and plain INCRs from many clients end at the exact count") {
