@@ -1262,9 +1262,10 @@ int l_register_function(lua_State* L) {
   } else {
     return fail("wrong number of arguments to redis.register_function");
   }
+  // Redis 7.0 says "Library names" for a bad function name too (functionsVerifyName's text).
   if (!valid_name(f.name))
     return fail(
-        "Function names can only contain letters, numbers, or underscores(_) and must be at least "
+        "Library names can only contain letters, numbers, or underscores(_) and must be at least "
         "one character long");
   for (const auto& g : ld->functions)
     if (g.name == f.name) return fail("Function already exists in the library");

@@ -187,7 +187,7 @@ void ttl_generic(CommandContext& ctx, TtlKind kind) {
       ctx.reply.integer(left);
       break;
     case TtlKind::kExpireTime:
-      ctx.reply.integer(expire / 1000);
+      ctx.reply.integer((expire + 500) / 1000);  // rounded, as Redis does
       break;
     case TtlKind::kPExpireTime:
       ctx.reply.integer(expire);

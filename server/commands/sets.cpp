@@ -58,11 +58,30 @@ void smismember_cmd(CommandContext& ctx) {
   for (char v : in) ctx.reply.integer(v);
 }
 
-// Replies every member while the set is locked (no copy).
+// Redis 7.0 keeps a set of at most set-max-intset-entries (512) integers in an intset, a sorted
+// array, and answers SMEMBERS and SSCAN from it in ascending order; clients' tests compare that
+// order. For such a set, the positions of its members in that order; empty otherwise (and for an
+// empty set). Like OBJECT ENCODING (keys.cpp), this models the encoding from the contents.
+std::vector<std::uint32_t> intset_order(const MemberSet& s) {
+  constexpr std::size_t kSetMaxIntsetEntries = 512;
+  std::vector<std::uint32_t> order;
+  if (s.size() > kSetMaxIntsetEntries) return order;
+  std::vector<std::int64_t> values(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (!parse_i64(s.at(i), &values[i])) return order;
+  order.resize(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return values[a] < values[b]; });
+  return order;
+}
+
+// Replies every member while the set is locked (no copy); an intset's in ascending order.
 void smembers_cmd(CommandContext& ctx) {
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
     ctx.reply.set(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) ctx.reply.bulk(s.at(i));
+    const std::vector<std::uint32_t> order = intset_order(s);
+    for (std::size_t i = 0; i < s.size(); ++i) ctx.reply.bulk(s.at(order.empty() ? i : order[i]));
   });
   if (a == Access::kMissing) ctx.reply.set(0);
 }
@@ -392,12 +411,20 @@ void sscan_cmd(CommandContext& ctx) {
   if (!parse_scan_cursor_arg(ctx, &sa)) return;
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
     if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
-    std::size_t pos =
-        (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
     std::vector<const std::string*> out;
-    for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
-      const std::string& m = s.at(--pos);
-      if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(&m);
+    std::size_t pos = 0;
+    if (const std::vector<std::uint32_t> order = intset_order(s); !order.empty()) {
+      // An intset is answered whole, in ascending order, whatever the cursor and COUNT, with
+      // cursor 0, as Redis does.
+      for (std::uint32_t i : order)
+        if (!sa.has_pattern || glob_match(sa.pattern, s.at(i))) out.push_back(&s.at(i));
+    } else {
+      pos =
+          (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
+      for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
+        const std::string& m = s.at(--pos);
+        if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(&m);
+      }
     }
     ctx.reply.array(2);
     ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));

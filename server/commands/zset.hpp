@@ -428,6 +428,9 @@ class ZSet {
     if (elements > kListpackEntries || max_member > kListpackValue) skiplist_ = true;
   }
 
+  // Redis would hold this set in a listpack: ZSCAN then answers every member at once, in order.
+  bool listpack() const { return !skiplist_; }
+
   // Sets member's score, adding the member when absent. REQUIRES: score not NaN. -0 becomes 0
   // while Redis would hold the set in a listpack (see note_creation).
   AddResult set(std::string_view member, double score) {

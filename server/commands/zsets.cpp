@@ -557,18 +557,27 @@ void zpopmax_cmd(CommandContext& ctx) {
 }
 
 // ZSCAN key cursor [MATCH pattern] [COUNT count]: the ZSet's slots are visited from high to low
-// (see ZSet::slots() for why a member present throughout a scan is returned).
+// (see ZSet::slots() for why a member present throughout a scan is returned); a set Redis would
+// keep in a listpack is answered whole.
 void zscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
   if (!parse_scan_cursor_arg(ctx, &sa)) return;
   const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
     if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
-    std::size_t pos =
-        (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots() : static_cast<std::size_t>(sa.cursor);
     std::vector<const Node*> out;
-    for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
-      const Node* n = z.slot(--pos);
-      if (!sa.has_pattern || glob_match(sa.pattern, n->member)) out.push_back(n);
+    std::size_t pos = 0;
+    if (z.listpack()) {
+      // A set Redis keeps in a listpack is answered whole, in score order, whatever the cursor
+      // and COUNT, with cursor 0 (clients and tests see that order).
+      for (const Node* n = z.list().first(); n != nullptr; n = n->next())
+        if (!sa.has_pattern || glob_match(sa.pattern, n->member)) out.push_back(n);
+    } else {
+      pos = (sa.cursor == 0 || sa.cursor > z.slots()) ? z.slots()
+                                                      : static_cast<std::size_t>(sa.cursor);
+      for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
+        const Node* n = z.slot(--pos);
+        if (!sa.has_pattern || glob_match(sa.pattern, n->member)) out.push_back(n);
+      }
     }
     ctx.reply.array(2);
     ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));

@@ -218,6 +218,11 @@ TEST_SUITE("server") {
     CHECK(c("EXPIRETIME e1").integer == 99999999999LL);
     CHECK(c("PEXPIREAT e1 99999999999000").integer == 1);
     CHECK(c("PEXPIRETIME e1").integer == 99999999999000LL);
+    // EXPIRETIME rounds to the nearest second, as Redis 7.0 answers (it does not truncate).
+    CHECK(c("PEXPIREAT e1 99999999999499").integer == 1);
+    CHECK(c("EXPIRETIME e1").integer == 99999999999LL);
+    CHECK(c("PEXPIREAT e1 99999999999500").integer == 1);
+    CHECK(c("EXPIRETIME e1").integer == 100000000000LL);
     CHECK(c("PERSIST e1").integer == 1);
     CHECK(c("PERSIST e1").integer == 0);
     CHECK(c("EXPIRE nope 10").integer == 0);

@@ -281,7 +281,7 @@ TEST_CASE("every RESP3 reply type is encoded byte for byte as Redis 7.0 does") {
   CHECK(c("ZRANGE z 0 -1 WITHSCORES") ==
         "*2\r\n*2\r\n" + bulk("a") + ",1.5\r\n*2\r\n" + bulk("b") + ",2\r\n");
   CHECK(c("ZSCAN z 0") ==
-        "*2\r\n" + bulk("0") + "*4\r\n" + bulk("b") + bulk("2") + bulk("a") + bulk("1.5"));
+        "*2\r\n" + bulk("0") + "*4\r\n" + bulk("a") + bulk("1.5") + bulk("b") + bulk("2"));
   CHECK(c("ZPOPMIN z") == "*2\r\n" + bulk("a") + ",1.5\r\n");
   CHECK(c("ZPOPMIN z 1") == "*1\r\n*2\r\n" + bulk("b") + ",2\r\n");
   CHECK(c("HRANDFIELD h 1 WITHVALUES") == "*1\r\n*2\r\n" + bulk("f") + bulk("v"));

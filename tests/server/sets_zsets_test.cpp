@@ -946,6 +946,37 @@ TEST_SUITE("server") {
     check_error(c.cmd({"SCAN", "-18446744073709551616"}), "ERR invalid cursor");
   }
 
+  // Found with node-redis against Redis 7.0: a set of at most 512 integers is an intset there, a
+  // sorted array that SMEMBERS and SSCAN answer in ascending order (whole, cursor 0); a sorted set
+  // of at most 128 members of at most 64 bytes is a listpack that ZSCAN answers whole, by score.
+  TEST_CASE("SMEMBERS, SSCAN and ZSCAN answer small sets in Redis's intset and listpack order") {
+    auto& c = client();
+    c("DEL iset iset2 sset zs zbig");
+    c("SADD iset 10 -5 3 0 1000 7");
+    const W ascending{"-5", "0", "3", "7", "10", "1000"};
+    CHECK(words(c("SMEMBERS iset")) == ascending);
+    const Reply r = c("SSCAN iset 0 COUNT 2");
+    REQUIRE(r.elements.size() == 2);
+    CHECK(r.elements[0].str == "0");
+    CHECK(words(r.elements[1]) == ascending);
+    CHECK(words(c("SSCAN iset 0 MATCH 1*").elements.at(1)) == W{"10", "1000"});
+    // 513 integers: no longer an intset, scanned in pieces again.
+    std::vector<std::string> args = {"SADD", "iset2"};
+    for (int i = 0; i < 513; ++i) args.push_back(std::to_string(i));
+    c.cmd(args);
+    CHECK(c("SSCAN iset2 0").elements[0].str != "0");
+    // Not all integers ("007" is a string to Redis): no order is promised, every member is there.
+    c("SADD sset 3 1 007");
+    CHECK(sorted_words(c("SMEMBERS sset")) == W{"007", "1", "3"});
+    c("ZADD zs 3 c 1 a 2 b");
+    const Reply z = c("ZSCAN zs 0 COUNT 1");
+    REQUIRE(z.elements.size() == 2);
+    CHECK(z.elements[0].str == "0");
+    CHECK(words(z.elements[1]) == W{"a", "1", "b", "2", "c", "3"});
+    CHECK(words(c("ZSCAN zs 0 MATCH [bc]").elements.at(1)) == W{"b", "2", "c", "3"});
+    c("DEL iset iset2 sset zs zbig");
+  }
+
   // Found by tests/compat: Redis parses the cursor, then looks the key up, then the options.
   TEST_CASE("SSCAN and ZSCAN check the key before their options") {
     auto& c = client();
