@@ -252,10 +252,13 @@ bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
   return true;
 }
 
+// SINTER, SUNION and SDIFF: a result Redis would hold in an intset comes in ascending order (Redis
+// replies from an intset it builds, or from the smallest input, an intset when the result is one).
 void reply_members(CommandContext& ctx, const ObjectRef& ref) {
   const MemberSet& r = as_container<SetObject>(ref)->data;
   ctx.reply.set(r.size());
-  for (std::size_t i = 0; i < r.size(); ++i) ctx.reply.bulk(r.at(i));
+  const std::vector<std::uint32_t> order = intset_order(r);
+  for (std::size_t i = 0; i < r.size(); ++i) ctx.reply.bulk(r.at(order.empty() ? i : order[i]));
 }
 
 void set_op_cmd(CommandContext& ctx, SetOp op) {

@@ -951,7 +951,7 @@ TEST_SUITE("server") {
   // of at most 128 members of at most 64 bytes is a listpack that ZSCAN answers whole, by score.
   TEST_CASE("SMEMBERS, SSCAN and ZSCAN answer small sets in Redis's intset and listpack order") {
     auto& c = client();
-    c("DEL iset iset2 sset zs zbig");
+    c("DEL iset iset2 iset3 sset zs zbig");
     c("SADD iset 10 -5 3 0 1000 7");
     const W ascending{"-5", "0", "3", "7", "10", "1000"};
     CHECK(words(c("SMEMBERS iset")) == ascending);
@@ -960,6 +960,10 @@ TEST_SUITE("server") {
     CHECK(r.elements[0].str == "0");
     CHECK(words(r.elements[1]) == ascending);
     CHECK(words(c("SSCAN iset 0 MATCH 1*").elements.at(1)) == W{"10", "1000"});
+    c("SADD iset3 7 2 99 -5");
+    CHECK(words(c("SUNION iset iset3")) == W{"-5", "0", "2", "3", "7", "10", "99", "1000"});
+    CHECK(words(c("SINTER iset3 iset")) == W{"-5", "7"});
+    CHECK(words(c("SDIFF iset iset3")) == W{"0", "3", "10", "1000"});
     // 513 integers: no longer an intset, scanned in pieces again.
     std::vector<std::string> args = {"SADD", "iset2"};
     for (int i = 0; i < 513; ++i) args.push_back(std::to_string(i));
@@ -974,7 +978,7 @@ TEST_SUITE("server") {
     CHECK(z.elements[0].str == "0");
     CHECK(words(z.elements[1]) == W{"a", "1", "b", "2", "c", "3"});
     CHECK(words(c("ZSCAN zs 0 MATCH [bc]").elements.at(1)) == W{"b", "2", "c", "3"});
-    c("DEL iset iset2 sset zs zbig");
+    c("DEL iset iset2 iset3 sset zs zbig");
   }
 
   // Found by tests/compat: Redis parses the cursor, then looks the key up, then the options.
