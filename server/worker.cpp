@@ -493,7 +493,11 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
     if (c->paused && c->out.size() < kOutputPauseBytes / 2) {
       c->paused = false;
       process_input(*c, now);
-      if (!flush(*c)) return;
+      // Sent by flush_touched(), which also resumes it if it pauses again and drains at once.
+      if (!c->touched) {
+        c->touched = true;
+        touched_.push_back(c->id);
+      }
     }
   }
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->paused && !c->close_after_reply) {
@@ -880,17 +884,31 @@ bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char*
 void Worker::flush_touched() {
   // flush() may close a connection (and free it): look each one up by id.
   std::vector<std::uint64_t> ids;
-  ids.swap(touched_);
-  for (std::uint64_t id : ids) {
-    auto it = by_id_.find(id);
-    if (it == by_id_.end()) continue;
-    it->second->touched = false;
-    flush(*it->second);
-  }
-  if (touched_.empty()) {  // flush() never delivers, so nothing was added: keep the capacity
+  while (!touched_.empty()) {
     ids.clear();
-    touched_.swap(ids);
+    ids.swap(touched_);
+    for (std::uint64_t id : ids) {
+      auto it = by_id_.find(id);
+      if (it == by_id_.end()) continue;
+      Connection& c = *it->second;
+      c.touched = false;
+      if (!flush(c)) continue;  // closed
+      // A connection paused at kOutputPauseBytes (process_input) waits for EPOLLOUT to resume,
+      // but when this send took all of its output no EPOLLOUT comes and nothing would resume it:
+      // a pipeline whose replies pass 4 MiB stalled for good (found with redis-cli --pipe). Its
+      // remaining commands are already in `in`, so this loop ends: each round runs some of them.
+      if (c.paused && c.out.size() < kOutputPauseBytes / 2) {
+        c.paused = false;
+        const std::int64_t now = wall_ms();
+        server_.eviction().tick(now);
+        process_input(c, now);  // may deliver to others: they join touched_ for the next round
+        c.touched = true;
+        touched_.push_back(id);
+      }
+    }
   }
+  ids.clear();
+  touched_.swap(ids);  // keep the capacity
 }
 
 void Connection::update_pubsub_counts(Server& server, unsigned worker) {

@@ -299,6 +299,48 @@ TEST_SUITE("server") {
     CHECK(in_order);
   }
 
+  // Found with redis-cli --pipe: a connection whose unsent replies pass kOutputPauseBytes (4 MiB)
+  // stops running its buffered commands until the output drains; when one send took all of it,
+  // nothing resumed the connection and the pipeline stalled for good.
+  TEST_CASE("a pipeline whose replies pass the 4 MiB output pause is answered in full") {
+    REQUIRE(server().running());
+    const std::string big(100 * 1024, 'b');
+    std::string batch = mbulk({"SET", "bigpipe", big});
+    constexpr int kGets = 1000;  // 100 MB of replies: about 25 pauses
+    for (int i = 0; i < kGets; ++i) batch += mbulk({"GET", "bigpipe"});
+    batch += mbulk({"PING"});
+    const int fd = kvtest::connect_raw(server().port(), 5000);
+    REQUIRE(fd >= 0);
+    REQUIRE(kvtest::send_all(fd, batch));
+    redisReader* reader = redisReaderCreate();
+    int got = 0;
+    bool right = true;
+    std::vector<char> buf(1 << 20);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (got < kGets + 2 && std::chrono::steady_clock::now() < deadline) {
+      const ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;  // the 5 s receive timeout: stalled
+      redisReaderFeed(reader, buf.data(), static_cast<std::size_t>(n));
+      void* r = nullptr;
+      while (redisReaderGetReply(reader, &r) == REDIS_OK && r != nullptr) {
+        auto* rep = static_cast<redisReply*>(r);
+        if (got == 0 || got == kGets + 1)
+          right = right && rep->type == REDIS_REPLY_STATUS;
+        else
+          right = right && rep->type == REDIS_REPLY_STRING && rep->len == big.size();
+        ++got;
+        freeReplyObject(r);
+        r = nullptr;
+      }
+    }
+    redisReaderFree(reader);
+    ::close(fd);
+    CHECK(got == kGets + 2);
+    CHECK(right);
+    Client c(server().port());
+    c("DEL bigpipe");
+  }
+
   TEST_CASE("inline commands work, including PING without arguments") {
     const int fd = kvtest::connect_raw(server().port());
     REQUIRE(fd >= 0);
