@@ -213,6 +213,8 @@ void end_command_batch();
 void count_rejected(CommandContext& ctx);
 
 // The COMMAND reply helpers (used by admin.cpp).
+// The ACL categories COMMAND INFO lists ("@string", "@write", ...): the group plus the flags'.
+std::vector<std::string> acl_categories(const CommandSpec& c);
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent = {});
 void reply_command_docs(ReplyWriter& r, const CommandSpec& c);
 

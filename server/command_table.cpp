@@ -804,6 +804,20 @@ bool no_mandatory_keys(const CommandSpec& c) {
   return false;
 }
 
+std::vector<std::string> acl_categories(const CommandSpec& c) {
+  std::vector<std::string> cats;
+  // ACL categories are spelled differently from COMMAND DOCS groups for two of them.
+  const std::string_view cat = c.group == "generic"      ? std::string_view("keyspace")
+                               : c.group == "sorted-set" ? std::string_view("sortedset")
+                                                         : c.group;
+  cats.push_back("@" + std::string(cat));
+  if (c.flags & kWrite) cats.push_back("@write");
+  if (c.flags & kReadOnly) cats.push_back("@read");
+  if (c.flags & kFast) cats.push_back("@fast");
+  if (c.flags & kAdmin) cats.push_back("@admin");
+  return cats;
+}
+
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent) {
   r.array(10);
   if (parent.empty()) {
@@ -816,17 +830,8 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   r.integer(c.first_key);
   r.integer(c.last_key);
   r.integer(c.key_step);
-  // ACL categories: the group, plus read/write/fast.
-  std::vector<std::string> cats;
-  // ACL categories are spelled differently from COMMAND DOCS groups for two of them.
-  const std::string_view cat = c.group == "generic"      ? std::string_view("keyspace")
-                               : c.group == "sorted-set" ? std::string_view("sortedset")
-                                                         : c.group;
-  cats.push_back("@" + std::string(cat));
-  if (c.flags & kWrite) cats.push_back("@write");
-  if (c.flags & kReadOnly) cats.push_back("@read");
-  if (c.flags & kFast) cats.push_back("@fast");
-  if (c.flags & kAdmin) cats.push_back("@admin");
+  // ACL categories: the group, plus read/write/fast/admin.
+  const std::vector<std::string> cats = acl_categories(c);
   r.set(cats.size());
   for (const auto& s : cats) r.simple(s);
   r.set(0);    // tips

@@ -120,11 +120,9 @@ void hello_cmd(CommandContext& ctx) {
     }
   }
   if (has_auth) {
-    if (!ctx.server.auth_required()) {
-      ctx.reply.error(err::kAuthNoPassword);
-      return;
-    }
-    if (user != "default" || !ctx.server.check_password(pass)) {
+    // As AUTH's two-argument form: without a password the default user takes any password
+    // (Redis's nopass), so node-redis 5's HELLO 3 AUTH default <password> connects.
+    if (user != "default" || (ctx.server.auth_required() && !ctx.server.check_password(pass))) {
       ctx.reply.error(err::kWrongPass);
       return;
     }
@@ -622,10 +620,45 @@ void command_docs_cmd(CommandContext& ctx) {
   }
 }
 
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]: every command and
+// subcommand ("config|get"), as Redis 7.0 lists them; kvlab has no modules.
 void command_list_cmd(CommandContext& ctx) {
-  const auto all = CommandTable::instance().all();
-  ctx.reply.array(all.size());
-  for (const CommandSpec* c : all) ctx.reply.bulk(c->name);
+  enum class By { kAll, kModule, kAclCat, kPattern } by = By::kAll;
+  if (ctx.argc() == 5 && iequals(ctx.arg(2), "filterby")) {
+    if (iequals(ctx.arg(3), "module")) {
+      by = By::kModule;
+    } else if (iequals(ctx.arg(3), "aclcat")) {
+      by = By::kAclCat;
+    } else if (iequals(ctx.arg(3), "pattern")) {
+      by = By::kPattern;
+    }
+  }
+  if (ctx.argc() != 2 && by == By::kAll) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  const std::string_view want = by == By::kAll ? std::string_view() : ctx.arg(4);
+  std::vector<std::string> names;
+  auto consider = [&](const CommandSpec& c, std::string name) {
+    bool keep = true;
+    if (by == By::kModule) {
+      keep = false;
+    } else if (by == By::kPattern) {
+      keep = glob_match(want, name, /*nocase=*/true);
+    } else if (by == By::kAclCat) {
+      keep = false;
+      for (const std::string& cat : acl_categories(c))
+        keep = keep || iequals(std::string_view(cat).substr(1), want);
+    }
+    if (keep) names.push_back(std::move(name));
+  };
+  for (const CommandSpec* c : CommandTable::instance().all()) {
+    consider(*c, std::string(c->name));
+    for (const CommandSpec& sub : c->subcommands)
+      consider(sub, std::string(c->name) + "|" + std::string(sub.name));
+  }
+  ctx.reply.array(names.size());
+  for (const std::string& n : names) ctx.reply.bulk(n);
 }
 
 // COMMAND GETKEYS command [arg ...]: the keys of a full command, as Redis 7.0 finds them (cluster

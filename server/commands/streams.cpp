@@ -1128,6 +1128,7 @@ void xread_cmd(CommandContext& ctx) {
   auto b = std::make_shared<BlockedClient>();
   b->conn_id = ctx.conn.id;
   b->worker = ctx.worker.index();
+  b->resp = ctx.conn.resp;  // the reply that wakes it (a map in RESP3) or its timeout's null
   b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
   b->argv.assign(ctx.argv.begin(), ctx.argv.end());
   for (std::size_t k = 0; k < a.streams_count; ++k) {
@@ -1504,6 +1505,7 @@ void xreadgroup_cmd(CommandContext& ctx) {
   auto b = std::make_shared<BlockedClient>();
   b->conn_id = ctx.conn.id;
   b->worker = ctx.worker.index();
+  b->resp = ctx.conn.resp;  // the reply that wakes it (a map in RESP3) or its timeout's null
   b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
   b->argv.assign(ctx.argv.begin(), ctx.argv.end());
   for (std::size_t k = 0; k < n; ++k) {

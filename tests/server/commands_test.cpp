@@ -404,6 +404,33 @@ TEST_SUITE("server") {
     }
   }
 
+  // Found with node-redis: FILTERBY was ignored and subcommands were missing, as Redis 7.0 lists
+  // them ("config|get").
+  TEST_CASE("COMMAND LIST lists subcommands and applies FILTERBY") {
+    auto& c = client();
+    const Reply all = c("COMMAND LIST");
+    std::set<std::string> names;
+    for (const auto& e : all.elements) names.insert(e.str);
+    CHECK(names.count("get") == 1);
+    CHECK(names.count("config|get") == 1);
+    CHECK(all.elements.size() > static_cast<std::size_t>(c("COMMAND COUNT").integer));
+    std::set<std::string> config;
+    for (const auto& e : c("COMMAND LIST FILTERBY PATTERN CONFIG*").elements) config.insert(e.str);
+    CHECK(config.count("config") == 1);
+    CHECK(config.count("config|set") == 1);
+    for (const auto& n : config) CHECK(n.rfind("config", 0) == 0);
+    std::set<std::string> hll;
+    for (const auto& e : c("COMMAND LIST FILTERBY ACLCAT hyperloglog").elements) hll.insert(e.str);
+    CHECK(hll.count("pfadd") == 1);
+    CHECK(hll.count("pfcount") == 1);
+    for (const auto& n : hll) CHECK(n.rfind("pf", 0) == 0);
+    CHECK(c("COMMAND LIST FILTERBY MODULE foo").elements.empty());
+    CHECK(c("COMMAND LIST FILTERBY ACLCAT nosuch").elements.empty());
+    check_error(c("COMMAND LIST FILTERBY bogus x"), "ERR syntax error");
+    check_error(c("COMMAND LIST FILTERBY PATTERN"), "ERR syntax error");
+    check_error(c("COMMAND LIST x"), "ERR syntax error");
+  }
+
   TEST_CASE("COMMAND, CONFIG and INFO answer what tools ask") {
     auto& c = client();
     CHECK(c("COMMAND COUNT").integer >= 50);

@@ -238,6 +238,20 @@ TEST_CASE("HELLO refuses unknown versions and bad options with Redis's errors") 
   CHECK(c.call({"CLIENT", "GETNAME"}) == bulk("resp3client"));
 }
 
+TEST_CASE("HELLO AUTH without a configured password takes the default user, as Redis's nopass") {
+  Raw c(server().port());
+  CHECK(c.call({"HELLO", "3", "AUTH", "default", "anything"}).rfind("%7\r\n", 0) == 0);
+  CHECK(c.call({"HELLO", "3", "AUTH", "bob", "x"}) ==
+        "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  kvtest::RedisProcess redis;
+  if (redis.running()) {
+    Raw r(redis.port());
+    CHECK(r.call({"HELLO", "3", "AUTH", "default", "anything"}).rfind("%7\r\n", 0) == 0);
+    CHECK(r.call({"HELLO", "3", "AUTH", "bob", "x"}) ==
+          "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+  }
+}
+
 TEST_CASE("HELLO 3 AUTH authenticates and switches in one command") {
   kvtest::ServerProcess s({"--threads", "1", "--requirepass", "pw"});
   REQUIRE(s.running());
@@ -333,6 +347,22 @@ TEST_CASE("blocked RESP3 clients get their served reply and their timeout in RES
   CHECK(waiter.read() == "*3\r\n" + bulk("bz") + bulk("m") + ",2.5\r\n");
   CHECK(waiter("BLPOP bl 0.05") == "_\r\n");
   CHECK(waiter("BZMPOP 0.05 1 bz MIN") == "_\r\n");
+  // Stream reads woken by XADD answer a map, as their unblocked form does (found with node-redis
+  // 5 over RESP3, which handed the array to the application).
+  pusher.call({"DEL", "bs"});
+  pusher.call({"XADD", "bs", "1-1", "f", "v"});
+  const std::string entry = "*1\r\n*2\r\n" + bulk("2-1") + "*2\r\n" + bulk("f") + bulk("w");
+  waiter.send({"XREAD", "BLOCK", "5000", "STREAMS", "bs", "$"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pusher.call({"XADD", "bs", "2-1", "f", "w"});
+  CHECK(waiter.read() == "%1\r\n" + bulk("bs") + entry);
+  pusher.call({"XGROUP", "CREATE", "bs", "g", "$"});
+  waiter.send({"XREADGROUP", "GROUP", "g", "c", "BLOCK", "5000", "STREAMS", "bs", ">"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pusher.call({"XADD", "bs", "3-1", "f", "x"});
+  CHECK(waiter.read() ==
+        "%1\r\n" + bulk("bs") + "*1\r\n*2\r\n" + bulk("3-1") + "*2\r\n" + bulk("f") + bulk("x"));
+  CHECK(waiter("XREAD BLOCK 50 STREAMS bs $") == "_\r\n");
 }
 
 TEST_CASE("pub/sub in RESP3: push frames, and a subscriber runs any command") {
