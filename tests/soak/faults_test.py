@@ -250,8 +250,11 @@ def fd_exhaustion():
                 lat.append(time.time() - t0 if ok else 99)
             time.sleep(0.01)
         cpu = srv.cpu_seconds() - cpu0
-        checks.check(cpu < 0.5, "EMFILE: no spinning while accepts fail: %.2f CPU s in 2 s "
-                     "(bound 0.5)" % cpu)
+        # A listener left armed spins both workers: 3.8 CPU s in these 2 s (measured with the
+        # pause removed). Paused, the server uses 0.02-0.07 CPU s here, but once 0.58 on a busy
+        # CI machine; the bound, half a CPU, sits between the two.
+        checks.check(cpu < 1.0, "EMFILE: no spinning while accepts fail: %.2f CPU s in 2 s "
+                     "(bound 1.0)" % cpu)
         checks.check(max(lat) < 1, "EMFILE: existing clients served meanwhile (%d PINGs, worst "
                      "%.1f ms)" % (len(lat), max(lat) * 1e3))
         # Free the served connections; every waiting one must then be accepted and answered
