@@ -863,8 +863,8 @@ bool dump_container(const ObjectRef& o, F&& fn) {
   return true;
 }
 
-// Redis 7.0's defaults for its compact encodings: what it would hold in a listpack or intset.
-constexpr std::size_t kListpackEntries = 128, kListpackValue = 64, kIntsetEntries = 512;
+// What Redis would hold in a listpack or an intset follows encoding_limits() (CONFIG SET
+// set-max-intset-entries, hash-/zset-max-listpack-*), as OBJECT ENCODING does.
 constexpr std::size_t kQuicklistNodeBytes = 8192;  // list-max-listpack-size -2
 
 // Builds a listpack: integers in the smallest integer encoding, other strings with a 6-, 12- or
@@ -946,10 +946,6 @@ std::string score_text(double d) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-bool fits_listpack(std::size_t n, std::size_t longest) {
-  return n <= kListpackEntries && longest <= kListpackValue;
-}
-
 // A list as Redis 7.0 writes one: QUICKLIST_2, listpack nodes of up to 8 KB.
 std::vector<std::string> quicklist_nodes(const std::deque<std::string>& d) {
   std::vector<std::string> nodes;
@@ -975,10 +971,11 @@ void dump_list(const std::deque<std::string>& d, std::string* out) {
   }
 }
 
-// A set: an intset when every member is an integer and there are at most 512, else SET.
+// A set: an intset when every member is an integer and there are at most set-max-intset-entries,
+// else SET.
 void dump_set(const MemberSet& d, std::string* out) {
   std::vector<std::int64_t> ints;
-  if (d.size() <= kIntsetEntries) {
+  if (d.size() <= encoding_limits().set_intset_entries) {
     for (std::size_t i = 0; i < d.size(); ++i) {
       std::int64_t v = 0;
       if (!canonical_int(d.at(i), &v)) {
@@ -1015,9 +1012,7 @@ void dump_set(const MemberSet& d, std::string* out) {
 }
 
 void dump_hash(const HashFields& d, std::string* out) {
-  std::size_t longest = 0;
-  for (const auto& [f, v] : d) longest = std::max({longest, f.size(), v.size()});
-  if (fits_listpack(d.size(), longest)) {
+  if (hash_is_listpack(d)) {
     ListpackWriter lp;
     for (const auto& [f, v] : d) {
       lp.add(f);
@@ -1035,16 +1030,14 @@ void dump_hash(const HashFields& d, std::string* out) {
   }
 }
 
-// A sorted set: a listpack (ascending) when small, else ZSET_2 (binary doubles). A -0 score,
-// which only a skiplist keeps, goes into ZSET_2 so that it survives.
+// A sorted set: a listpack (ascending) while Redis would hold one (ZSet::listpack(), one way as in
+// Redis), else ZSET_2 (binary doubles). A -0 score, which only a skiplist keeps, goes into ZSET_2
+// so that it survives.
 void dump_zset(const ZSet& d, std::string* out) {
-  std::size_t longest = 0;
   bool negative_zero = false;
-  for (const ZSet::Node* n = d.list().first(); n != nullptr; n = n->next()) {
-    longest = std::max(longest, n->member.size());
+  for (const ZSet::Node* n = d.list().first(); n != nullptr; n = n->next())
     negative_zero |= n->score == 0 && std::signbit(n->score);
-  }
-  if (fits_listpack(d.size(), longest) && !negative_zero) {
+  if (d.listpack() && !negative_zero) {
     ListpackWriter lp;
     for (const ZSet::Node* n = d.list().first(); n != nullptr; n = n->next()) {
       lp.add(n->member);

@@ -12,7 +12,9 @@
 //            accepts only that value;
 //   neither - accepted, validated and remembered exactly as Redis does, with no effect. Most of
 //            these tune encodings, persistence, replication, cluster or TLS, which kvlab does not
-//            have (list-max-listpack-size, hash-max-listpack-*, activedefrag, ...).
+//            have (list-max-listpack-size, activedefrag, ...). The five small-encoding
+//            thresholds (set-max-intset-entries, hash-/zset-max-listpack-*) are of this kind but
+//            also shape the replies that model Redis's encodings (encoding_limits()).
 // Aliases (the old ziplist names, slave-*) are one parameter with two names, as in Redis.
 //
 // Thread safety: the values of the no-effect parameters live in one vector under g_mu; acting
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/encoding_limits.hpp"
 #include "server/monitor.hpp"
 #include "server/scripting.hpp"
 
@@ -792,6 +795,11 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     values()[i] = v;
     // The one encoding knob kvlab has: HyperLogLog's sparse limit (hyperloglog.cpp).
     if (n == "hll-sparse-max-bytes") set_hll_sparse_max_bytes(std::stoull(v));
+    // The thresholds of Redis's small encodings, which kvlab's replies model (keys.cpp).
+    if (n == "set-max-intset-entries" || n == "hash-max-listpack-entries" ||
+        n == "hash-max-listpack-value" || n == "zset-max-listpack-entries" ||
+        n == "zset-max-listpack-value")
+      set_encoding_limit(n, std::stoull(v));
     // Where XADD closes a stream node (streams.cpp).
     if (n == "stream-node-max-entries")
       set_stream_node_limits(std::stoull(v), stream_node_max_bytes());

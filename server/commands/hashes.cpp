@@ -34,10 +34,6 @@ constexpr std::string_view kOutOfRange = "ERR value is out of range";
 constexpr std::string_view kCountRange =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 
-// Hashes up to this many fields answer HSCAN in one page with cursor 0, as Redis does for its
-// listpack encoding (hash-max-listpack-entries 128).
-constexpr std::size_t kOnePageScan = 128;
-
 std::mt19937_64& rng() {
   thread_local std::mt19937_64 r{std::random_device{}()};
   return r;
@@ -345,7 +341,8 @@ void hscan_cmd(CommandContext& ctx) {
       if (!has_pattern || glob_match(pattern, field)) out.emplace_back(field, value);
     };
     std::uint64_t next = 0;
-    if (h.size() <= kOnePageScan) {
+    // A hash Redis would keep in a listpack is answered in one page with cursor 0, as Redis does.
+    if (hash_is_listpack(h)) {
       for (const auto& [field, value] : h) visit(field, value);
     } else {
       next = h.scan(cursor, static_cast<std::size_t>(count), visit);

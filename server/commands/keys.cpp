@@ -543,15 +543,12 @@ void swapdb_cmd(CommandContext& ctx) {
 
 // OBJECT ENCODING answers what Redis 7.0 would answer for the same value. kvlab has no such
 // encodings (a string is one Object, a set a MemberSet, ...): this is a model of Redis's choice,
-// computed from the value's contents with Redis's default thresholds (set-max-intset-entries 512,
-// hash-max-listpack-entries 128 / -value 64, zset-max-listpack-entries 128 / -value 64). Redis's
-// conversions are one-way (a set that once held 513 integers stays "hashtable" after an SREM), and
-// some commands store strings "raw" whatever their contents (APPEND, SETRANGE) or "embstr" where
-// the contents would give "int" (INCRBYFLOAT): the model answers as if the value had been written
-// with SET/SADD/HSET/ZADD in one go. Lists are always "quicklist" in 7.0.
-constexpr std::size_t kSetMaxIntsetEntries = 512;
-constexpr std::size_t kListpackMaxEntries = 128;
-constexpr std::size_t kListpackMaxValue = 64;
+// computed from the value's contents with the thresholds of encoding_limits() (CONFIG SET
+// set-max-intset-entries, hash-/zset-max-listpack-entries/-value). Redis's conversions are one-way
+// (a set that once held 513 integers stays "hashtable" after an SREM; a sorted set remembers it,
+// see ZSet::listpack()), and some commands store strings "raw" whatever their contents (APPEND,
+// SETRANGE) or "embstr" where the contents would give "int" (INCRBYFLOAT): the model answers as if
+// the value had been written with SET/SADD/HSET in one go. Lists are always "quicklist" in 7.0.
 constexpr std::size_t kEmbstrMax = 44;
 constexpr std::int64_t kSharedIntegers = 10000;
 
@@ -584,27 +581,17 @@ std::string_view container_encoding(const ObjectRef& o) {
     case ObjectType::kSet: {
       SetObject* c = as_container<SetObject>(o);
       std::lock_guard<std::mutex> lock(c->mu);
-      if (c->data.size() > kSetMaxIntsetEntries) return "hashtable";
-      std::int64_t v = 0;
-      for (std::size_t i = 0; i < c->data.size(); ++i)
-        if (!parse_i64(c->data.at(i), &v)) return "hashtable";
-      return "intset";
+      return intset_values(c->data, nullptr) ? "intset" : "hashtable";
     }
     case ObjectType::kHash: {
       HashObject* c = as_container<HashObject>(o);
       std::lock_guard<std::mutex> lock(c->mu);
-      if (c->data.size() > kListpackMaxEntries) return "hashtable";
-      for (const auto& [f, v] : c->data)
-        if (f.size() > kListpackMaxValue || v.size() > kListpackMaxValue) return "hashtable";
-      return "listpack";
+      return hash_is_listpack(c->data) ? "listpack" : "hashtable";
     }
     case ObjectType::kZSet: {
       ZSetObject* c = as_container<ZSetObject>(o);
       std::lock_guard<std::mutex> lock(c->mu);
-      if (c->data.size() > kListpackMaxEntries) return "skiplist";
-      for (const auto* n = c->data.list().first(); n != nullptr; n = n->next())
-        if (n->member.size() > kListpackMaxValue) return "skiplist";
-      return "listpack";
+      return c->data.listpack() ? "listpack" : "skiplist";
     }
     case ObjectType::kStream:
       return "stream";

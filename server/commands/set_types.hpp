@@ -21,7 +21,9 @@
 #include "server/commands/zset.hpp"
 #include "server/container.hpp"
 #include "server/dense_index.hpp"
+#include "server/encoding_limits.hpp"
 #include "server/reply.hpp"
+#include "server/strings_util.hpp"
 #include "structures/common/hash.hpp"
 
 namespace kvlab::server {
@@ -117,5 +119,19 @@ struct ScanArgs {
 // replies "ERR invalid cursor" or a syntax/integer error and returns false. (Defined in sets.cpp.)
 bool parse_scan_cursor_arg(CommandContext& ctx, ScanArgs* a);
 bool parse_scan_options(CommandContext& ctx, ScanArgs* a);
+
+// Whether Redis 7.0 would keep s as an intset: at most set-max-intset-entries members, each an
+// integer (encoding_limits()). If so and values is not null, *values gets the members' values in
+// s's dense order. O(N); REQUIRES: s's container locked.
+inline bool intset_values(const MemberSet& s, std::vector<std::int64_t>* values) {
+  if (s.size() > encoding_limits().set_intset_entries) return false;
+  if (values != nullptr) values->resize(s.size());
+  std::int64_t v = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (!parse_i64(s.at(i), &v)) return false;
+    if (values != nullptr) (*values)[i] = v;
+  }
+  return true;
+}
 
 }  // namespace kvlab::server

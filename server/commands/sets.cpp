@@ -58,17 +58,14 @@ void smismember_cmd(CommandContext& ctx) {
   for (char v : in) ctx.reply.integer(v);
 }
 
-// Redis 7.0 keeps a set of at most set-max-intset-entries (512) integers in an intset, a sorted
-// array, and answers SMEMBERS and SSCAN from it in ascending order; clients' tests compare that
-// order. For such a set, the positions of its members in that order; empty otherwise (and for an
-// empty set). Like OBJECT ENCODING (keys.cpp), this models the encoding from the contents.
+// Redis 7.0 keeps a set of at most set-max-intset-entries integers in an intset, a sorted array,
+// and answers SMEMBERS and SSCAN from it in ascending order; clients' tests compare that order.
+// For such a set, the positions of its members in that order; empty otherwise (and for an empty
+// set). Like OBJECT ENCODING (keys.cpp), this models the encoding from the contents.
 std::vector<std::uint32_t> intset_order(const MemberSet& s) {
-  constexpr std::size_t kSetMaxIntsetEntries = 512;
   std::vector<std::uint32_t> order;
-  if (s.size() > kSetMaxIntsetEntries) return order;
-  std::vector<std::int64_t> values(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i)
-    if (!parse_i64(s.at(i), &values[i])) return order;
+  std::vector<std::int64_t> values;
+  if (!intset_values(s, &values)) return order;
   order.resize(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
   std::sort(order.begin(), order.end(),

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "server/container.hpp"
+#include "server/encoding_limits.hpp"
 #include "server/hash_fields.hpp"
 
 namespace kvlab::server {
@@ -27,6 +28,17 @@ inline ListObject* clone_list(ListObject& src) {
 }
 inline HashObject* clone_hash(HashObject& src) {
   return src.clone([](const HashFields& from, HashFields& to) { to.copy_from(from); });
+}
+
+// Whether Redis 7.0 would keep h as a listpack: at most hash-max-listpack-entries fields, and no
+// field or value longer than hash-max-listpack-value bytes (encoding_limits()). Computed from the
+// contents, where Redis converts one way on a write. O(N); REQUIRES: h's container locked.
+inline bool hash_is_listpack(const HashFields& h) {
+  const EncodingLimits lim = encoding_limits();
+  if (h.size() > lim.hash_entries) return false;
+  for (const auto& [f, v] : h)
+    if (f.size() > lim.hash_value || v.size() > lim.hash_value) return false;
+  return true;
 }
 
 }  // namespace kvlab::server

@@ -30,7 +30,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstdio>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -40,6 +39,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "server/encoding_limits.hpp"
 
 namespace kvlab::server {
 
@@ -419,13 +420,14 @@ class ZSet {
     return n != nullptr ? std::optional<double>(n->score) : std::nullopt;
   }
 
-  // Redis 7.0 keeps a sorted set in a listpack until it outgrows zset-max-listpack-entries (128)
-  // or -value (64 bytes), then in a skiplist for good. kvlab has one layout, but the encoding shows
-  // in one reply: a listpack stores a score of -0 as the integer 0, a skiplist keeps -0 (found by
-  // tests/compat). A set created for `elements` members of at most `max_member` bytes starts as
-  // Redis would create it (ZADD, the STORE forms).
+  // Redis 7.0 keeps a sorted set in a listpack until it outgrows zset-max-listpack-entries or
+  // -value (encoding_limits(): 128 and 64 bytes by default), then in a skiplist for good. kvlab has
+  // one layout, but the encoding shows in one reply: a listpack stores a score of -0 as the integer
+  // 0, a skiplist keeps -0 (found by tests/compat). A set created for `elements` members of at most
+  // `max_member` bytes starts as Redis would create it (ZADD, the STORE forms).
   void note_creation(std::size_t elements, std::size_t max_member) {
-    if (elements > kListpackEntries || max_member > kListpackValue) skiplist_ = true;
+    const EncodingLimits lim = encoding_limits();
+    if (elements > lim.zset_entries || max_member > lim.zset_value) skiplist_ = true;
   }
 
   // Redis would hold this set in a listpack: ZSCAN then answers every member at once, in order.
@@ -435,8 +437,11 @@ class ZSet {
   // while Redis would hold the set in a listpack (see note_creation).
   AddResult set(std::string_view member, double score) {
     auto it = index_.find(member);
-    if (!skiplist_ && member.size() > kListpackValue) skiplist_ = true;
-    if (!skiplist_ && it == index_.end() && size() + 1 > kListpackEntries) skiplist_ = true;
+    if (!skiplist_) {
+      const EncodingLimits lim = encoding_limits();
+      if (member.size() > lim.zset_value || (it == index_.end() && size() + 1 > lim.zset_entries))
+        skiplist_ = true;
+    }
     if (score == 0 && !skiplist_) score = 0.0;
     if (it == index_.end()) {
       Node* n = list_.insert(score, member);
@@ -486,7 +491,6 @@ class ZSet {
   ZSkipList list_;
   std::unordered_map<std::string_view, Node*> index_;
   std::vector<Node*> slots_;
-  static constexpr std::size_t kListpackEntries = 128, kListpackValue = 64;
   bool skiplist_ = false;  // Redis would hold this set in a skiplist (see note_creation)
 };
 

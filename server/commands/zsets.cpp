@@ -794,9 +794,9 @@ void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool
   if (store) {
     ObjectRef result(ZSetObject::make());
     ZSet& z = as_container<ZSetObject>(result)->data;
-    // Redis stores a small result (at most 128 members of at most 64 bytes, its default
-    // zset-max-listpack-entries/-value) as a listpack, which reads -0 back as 0; a larger one
-    // keeps -0 in its skiplist.
+    // Redis stores a small result (within zset-max-listpack-entries/-value, 128 members of at
+    // most 64 bytes by default) as a listpack, which reads -0 back as 0; a larger one keeps -0
+    // in its skiplist.
     std::size_t longest = 0;
     for (const auto& [m, sc] : out) longest = std::max(longest, m.size());
     z.note_creation(out.size(), longest);

@@ -320,6 +320,75 @@ TEST_SUITE("generic key commands") {
     CHECK(c("OBJECT ENCODING nokey").is_nil());
   }
 
+  // The small-encoding thresholds are CONFIG SET parameters: OBJECT ENCODING, the whole-page
+  // HSCAN/SSCAN of a small hash or set and the intset order follow them. Each expectation is
+  // checked on kvlab and, when it is installed, on redis-server 7.0.
+  TEST_CASE("OBJECT ENCODING, SMEMBERS and HSCAN follow CONFIG SET of the encoding thresholds") {
+    const auto run = [](Client& c, const char* who) {
+      INFO(who);
+      c("FLUSHALL");
+      const auto enc = [&](const std::string& key) {
+        return c.cmd({"OBJECT", "ENCODING", key}).str;
+      };
+      REQUIRE(c("CONFIG SET set-max-intset-entries 4 hash-max-listpack-entries 3 "
+                "hash-max-listpack-value 8 zset-max-listpack-entries 2 zset-max-listpack-value 8")
+                  .str == "OK");
+      c("SADD s 50 -3 7 1");
+      CHECK(enc("s") == "intset");
+      const Reply m = c("SMEMBERS s");
+      REQUIRE(m.elements.size() == 4);
+      CHECK(m.elements[0].str == "-3");
+      CHECK(m.elements[3].str == "50");
+      c("SADD s 2");  // five integers: past the limit of 4
+      CHECK(enc("s") == "hashtable");
+      c("HSET h a 1 b 2 c 3");
+      CHECK(enc("h") == "listpack");
+      const Reply page = c("HSCAN h 0 COUNT 1");  // a listpack hash comes whole
+      REQUIRE(page.elements.size() == 2);
+      CHECK(page.elements[0].str == "0");
+      CHECK(page.elements[1].elements.size() == 6);
+      c("HSET h d 4");
+      CHECK(enc("h") == "hashtable");
+      c("HSET h2 f 123456789");  // a value of 9 bytes
+      CHECK(enc("h2") == "hashtable");
+      c("ZADD z 1 a 2 b");
+      CHECK(enc("z") == "listpack");
+      c("ZADD z 3 c");
+      CHECK(enc("z") == "skiplist");
+      c("ZREM z c");  // Redis converts one way
+      CHECK(enc("z") == "skiplist");
+      c("ZADD z2 1 abcdefghi");  // a member of 9 bytes
+      CHECK(enc("z2") == "skiplist");
+      REQUIRE(c("CONFIG SET set-max-intset-entries 512 hash-max-listpack-entries 512 "
+                "hash-max-listpack-value 64 zset-max-listpack-entries 128 "
+                "zset-max-listpack-value 64")
+                  .str == "OK");
+      c("SADD s3 1 2 3 4 5 6");
+      CHECK(enc("s3") == "intset");
+      std::vector<std::string> hset = {"HSET", "h3"};
+      for (int i = 0; i < 300; ++i) {  // Redis 7.0's hash limit is 512, not 128
+        hset.push_back("f" + std::to_string(i));
+        hset.push_back("v");
+      }
+      c.cmd(hset);
+      CHECK(enc("h3") == "listpack");
+      const Reply whole = c("HSCAN h3 0");
+      REQUIRE(whole.elements.size() == 2);
+      CHECK(whole.elements[0].str == "0");
+      CHECK(whole.elements[1].elements.size() == 600);
+      c("FLUSHALL");
+    };
+    run(client(), "kvlab");
+    RedisProcess redis({"--databases", "1"});
+    if (!redis.running()) {
+      MESSAGE("redis-server not on PATH: not checked against it");
+      return;
+    }
+    Client r(redis.port());
+    REQUIRE(r.ok());
+    run(r, "redis-server");
+  }
+
   TEST_CASE("OBJECT REFCOUNT, FREQ, IDLETIME and HELP") {
     Client& c = client();
     c("FLUSHALL");
