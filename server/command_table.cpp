@@ -31,8 +31,10 @@ std::string unknown_command(std::string_view name, const std::string_view* args,
   out += "', with args beginning with: ";
   std::string list;
   for (std::size_t i = 0; i < argc && list.size() < 128; ++i) {
+    // Redis's "'%.*s' " with 128 minus the length so far, taken before the opening quote.
+    const std::size_t room = 128 - list.size();
     list += '\'';
-    list.append(args[i].substr(0, 128 - list.size()));
+    list.append(args[i].substr(0, room));
     list += "' ";
   }
   return out + list;

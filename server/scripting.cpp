@@ -1112,6 +1112,12 @@ void sync_scripts(Engine& e) {
 }
 
 void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
+  if (ctx.conn.script_debug) {  // see script_debug_cmd
+    ctx.reply.error(
+        "ERR this connection asked for SCRIPT DEBUG YES/SYNC, and kvlab has no Lua debugger: the "
+        "script was not run (SCRIPT DEBUG NO runs scripts again)");
+    return;
+  }
   if (by_sha && ctx.arg(1).size() != 40) {  // as Redis: no such script, before numkeys
     ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
     return;
@@ -1628,6 +1634,32 @@ void script_kill_cmd(CommandContext& ctx) {
 }
 void function_kill_cmd(CommandContext& ctx) {
   kill_generic(ctx, false);
+}
+
+// SCRIPT DEBUG YES|SYNC|NO. Redis then runs the connection's next EVAL in its Lua debugger (LDB):
+// with YES in a forked server whose writes are thrown away, with SYNC for real. kvlab has no
+// debugger. redis-cli --ldb ignores the answer to SCRIPT DEBUG and sends the EVAL, so refusing
+// SCRIPT DEBUG alone would run a script meant for a throw-away session against the data: the
+// connection remembers the request and EVAL/EVALSHA refuse until SCRIPT DEBUG NO. As Redis, it is
+// refused while replies of earlier commands wait to be sent: later in a pipelined batch, or in
+// EXEC (whose array header is written first).
+void script_debug_cmd(CommandContext& ctx) {
+  const std::string_view mode = ctx.arg(2);
+  if (!ctx.conn.out.empty() || ctx.conn.in_exec) {
+    ctx.reply.error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    return;
+  }
+  if (iequals(mode, "no")) {
+    ctx.conn.script_debug = false;
+    ctx.reply.ok();
+  } else if (iequals(mode, "yes") || iequals(mode, "sync")) {
+    ctx.conn.script_debug = true;
+    ctx.reply.error(
+        "ERR kvlab has no Lua debugger (LDB): EVAL and EVALSHA are refused on this connection "
+        "until SCRIPT DEBUG NO");
+  } else {
+    ctx.reply.error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+  }
 }
 
 void script_help_cmd(CommandContext& ctx) {

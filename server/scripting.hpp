@@ -54,6 +54,7 @@ void script_exists_cmd(CommandContext& ctx);
 void script_flush_cmd(CommandContext& ctx);
 void script_kill_cmd(CommandContext& ctx);
 void script_help_cmd(CommandContext& ctx);
+void script_debug_cmd(CommandContext& ctx);
 
 void function_load_cmd(CommandContext& ctx);
 void function_list_cmd(CommandContext& ctx);

@@ -89,6 +89,9 @@ struct Connection {
   std::unique_ptr<WatchClient> watch;  // non-null while the connection watches keys
   bool in_exec = false;                // running EXEC's queued commands (its locks are held)
   bool asking = false;                 // cluster: ASKING was the previous command (cluster.hpp)
+  // SCRIPT DEBUG YES/SYNC was asked: kvlab has no Lua debugger, so EVAL/EVALSHA are refused on
+  // this connection until SCRIPT DEBUG NO (server/scripting.cpp, script_debug_cmd).
+  bool script_debug = false;
   // Set while a blocking command waits (server/blocking.hpp): no further input is processed.
   std::shared_ptr<BlockedClient> blocked;
   // CLIENT REPLY: kSkipNext is set by CLIENT REPLY SKIP and becomes kSkip once that command ends;

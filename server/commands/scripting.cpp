@@ -31,6 +31,9 @@ const CommandSpec kScriptSubcommands[] = {
      "O(N) with N being the number of scripts in cache"},
     {"kill", 2, 0, script_kill_cmd, 0, 0, 0, "scripting", "Kill the script currently in execution",
      "", "2.6.0"},
+    {"debug", 3, 0, script_debug_cmd, 0, 0, 0, "scripting",
+     "Set the debug mode for executed scripts (kvlab has no debugger: YES and SYNC are refused)",
+     "YES|SYNC|NO", "3.2.0"},
     {"help", 2, kLoading | kStale, script_help_cmd, 0, 0, 0, "scripting",
      "Show helpful text about the different subcommands", "", "5.0.0"},
 };

@@ -40,6 +40,11 @@ TEST_SUITE("server") {
   TEST_CASE("unknown commands and wrong arity get Redis's texts") {
     auto& c = client();
     check_error(c("FOO a b"), "ERR unknown command 'FOO', with args beginning with: 'a' 'b' ");
+    // The arguments are cut at 128 characters, counted before each opening quote (Redis 7.0).
+    const std::string long_arg(200, 'a');
+    check_error(c.cmd({"FOO", "xy", long_arg, "b"}),
+                "ERR unknown command 'FOO', with args beginning with: 'xy' '" +
+                    std::string(123, 'a') + "' ");
     check_error(c("GET"), "ERR wrong number of arguments for 'get' command");
     check_error(c("SET k"), "ERR wrong number of arguments for 'set' command");
     check_error(c("CLIENT"), "ERR wrong number of arguments for 'client' command");

@@ -289,6 +289,37 @@ TEST_SUITE("server") {
           "ERR DUMP payload version or checksum are wrong");
   }
 
+  // kvlab has no Lua debugger. redis-cli --ldb sends SCRIPT DEBUG YES, ignores the answer and
+  // sends EVAL, which Redis would run in a throw-away fork: kvlab must not run it for real.
+  TEST_CASE("SCRIPT DEBUG YES is refused and keeps the connection's scripts from running") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client c(s.port()), other(s.port());
+    const std::string body = "redis.call('SET', KEYS[1], 'written') return 1";
+    const std::string sha = c.cmd({"SCRIPT", "LOAD", body}).str;
+    CHECK(c.cmd({"SCRIPT", "DEBUG", "YES"}).is_error());
+    CHECK(c.cmd({"EVAL", body, "1", "k"}).is_error());
+    CHECK(c.cmd({"EVALSHA", sha, "1", "k"}).is_error());
+    CHECK(c.cmd({"EVAL_RO", "return 1", "0"}).is_error());
+    CHECK(c.cmd({"GET", "k"}).is_nil());                       // nothing ran
+    CHECK(other.cmd({"EVAL", "return 7", "0"}).integer == 7);  // only that connection
+    CHECK(c.cmd({"SCRIPT", "DEBUG", "SYNC"}).is_error());
+    CHECK(c.cmd({"EVAL", body, "1", "k"}).is_error());
+    CHECK(c.cmd({"SCRIPT", "DEBUG", "maybe"}).str == "ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    CHECK(c.cmd({"SCRIPT", "DEBUG", "NO"}).is_status("OK"));
+    CHECK(c.cmd({"EVAL", body, "1", "k"}).integer == 1);
+    CHECK(c.cmd({"GET", "k"}).str == "written");
+    CHECK(c.cmd({"MULTI"}).is_status("OK"));
+    CHECK(c.cmd({"SCRIPT", "DEBUG", "YES"}).is_status("QUEUED"));
+    const Reply exec = c.cmd({"EXEC"});
+    REQUIRE(exec.elements.size() == 1);
+    CHECK(exec.elements[0].str == "ERR SCRIPT DEBUG must be called outside a pipeline");
+    CHECK(c.cmd({"EVAL", "return 2", "0"}).integer == 2);
+    c.append({"PING"});  // one write: PING's reply still waits when SCRIPT DEBUG runs
+    c.append({"SCRIPT", "DEBUG", "NO"});
+    CHECK(c.get_reply().is_status("PONG"));
+    CHECK(c.get_reply().str == "ERR SCRIPT DEBUG must be called outside a pipeline");
+  }
+
   TEST_CASE("undeclared keys are refused under key-locks unless --lua-undeclared-keys yes") {
     const std::string script = "return redis.call('incr', 'other')";
     {
