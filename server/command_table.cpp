@@ -843,51 +843,262 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
 }
 
 namespace {
-// Turns an argument synopsis ("key value [EX seconds]") into COMMAND DOCS argument entries: one
-// entry per top-level word; bracketed groups become optional "block" entries with their text.
-void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
-  std::vector<std::pair<std::string, bool>> words;  // text, optional
-  std::size_t i = 0;
-  while (i < synopsis.size()) {
-    while (i < synopsis.size() && synopsis[i] == ' ') ++i;
-    if (i >= synopsis.size()) break;
-    if (synopsis[i] == '[') {
-      int depth = 0;
-      std::size_t j = i;
-      for (; j < synopsis.size(); ++j) {
-        if (synopsis[j] == '[') ++depth;
-        if (synopsis[j] == ']' && --depth == 0) break;
+// COMMAND DOCS arguments from a synopsis in Redis's documentation style, e.g.
+// "key value [NX|XX] [GET] [EX seconds|PX milliseconds|KEEPTTL]", as the argument trees Redis 7.0
+// answers: redis-cli 7.0 builds its help and typing hints from them.
+//   - A word without lower-case letters is a token (NX, LIMIT, "=", "*"); others are arguments.
+//   - '|' between two words of the same kind binds them ("NX|XX", "yes|no"): a oneof of words;
+//     so does any '|' outside brackets ("key|\"\""). Otherwise it separates the sequences of a
+//     group ("EX seconds|PX milliseconds|KEEPTTL"): a oneof of sequences. Parentheses group
+//     without making optional: "(BYRADIUS radius (M|KM)|BYBOX width height (M|KM))".
+//   - A bracketed sequence is one optional argument: a token alone is a "pure-token"; a token and
+//     one argument is that argument with its token ("EX seconds"); a leading token and more is a
+//     "block" with that token ("LIMIT offset count"); anything else a block.
+//   - "..." makes the item before it multiple; "x [x ...]" is x, multiple ("multiple_token" when
+//     x has a token: "PREFIX prefix [PREFIX prefix ...]"), also for x of several words
+//     ("field value [field value ...]" is one multiple block).
+// The top-level sequence stays a flat list, as Redis's argument lists are.
+struct DocArg {
+  std::string name, type, token, text;  // text: the synopsis it came from
+  bool optional = false, multiple = false, multiple_token = false;
+  std::vector<DocArg> args;  // of a oneof or block
+};
+
+bool is_token_word(std::string_view w) {
+  for (char c : w)
+    if (c >= 'a' && c <= 'z') return false;
+  return true;
+}
+
+bool is_punct(std::string_view t) {
+  return t == "[" || t == "]" || t == "(" || t == ")" || t == "|" || t == "...";
+}
+
+std::string arg_type(std::string_view name) {
+  static constexpr std::string_view kKeys[] = {"key",     "destination", "source", "newkey",
+                                               "destkey", "sourcekey",   "key1",   "key2",
+                                               "src",     "dst"};
+  static constexpr std::string_view kInts[] = {
+      "seconds",   "milliseconds", "count",          "offset", "numkeys",     "timeout",
+      "index",     "db",           "destination-db", "port",   "numreplicas", "limit",
+      "len",       "ms",           "start",          "end",    "stop",        "bit",
+      "slot",      "cursor",       "decrement",      "rank",   "num-matches", "min-idle-time",
+      "client-id", "protover"};
+  static constexpr std::string_view kDoubles[] = {"score",  "longitude", "latitude",
+                                                  "radius", "width",     "height"};
+  for (auto k : kKeys)
+    if (name == k) return "key";
+  for (auto k : kInts)
+    if (name == k) return "integer";
+  for (auto k : kDoubles)
+    if (name == k) return "double";
+  if (name == "pattern") return "pattern";
+  if (name.starts_with("unix-time")) return "unix-time";
+  return "string";
+}
+
+DocArg word_arg(std::string_view w) {
+  DocArg a;
+  a.text = std::string(w);
+  if (is_token_word(w)) {
+    a.type = "pure-token";
+    a.token = a.text;
+    for (char c : w) a.name.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  } else {
+    a.name = a.text;
+    a.type = arg_type(w);
+  }
+  return a;
+}
+
+DocArg block_of(std::vector<DocArg> items) {
+  DocArg b;
+  b.type = "block";
+  for (const DocArg& a : items) {
+    b.name += (b.name.empty() ? "" : "_") + a.name;
+    b.text += (b.text.empty() ? "" : " ") + a.text;
+  }
+  b.args = std::move(items);
+  return b;
+}
+
+// A sequence inside brackets or between '|' as one argument (see the rules above).
+DocArg group_of(std::vector<DocArg> items) {
+  if (items.size() == 1) return std::move(items[0]);
+  if (items.size() > 1 && items[0].type == "pure-token") {
+    const std::string token = items[0].token, text = items[0].text;
+    items.erase(items.begin());
+    DocArg g =
+        items.size() == 1 && !items[0].optional ? std::move(items[0]) : block_of(std::move(items));
+    g.token = token;
+    g.text = text + " " + g.text;
+    return g;
+  }
+  return block_of(std::move(items));
+}
+
+DocArg oneof_of(std::vector<DocArg> alts) {
+  DocArg o;
+  o.type = "oneof";
+  for (const DocArg& a : alts) {
+    o.name += (o.name.empty() ? "" : "_") + a.name;
+    o.text += (o.text.empty() ? "" : "|") + a.text;
+  }
+  o.args = std::move(alts);
+  return o;
+}
+
+class SynopsisParser {
+ public:
+  explicit SynopsisParser(std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == ' ') {
+        ++i;
+      } else if (s.substr(i, 3) == "...") {
+        toks_.emplace_back("...");
+        i += 3;
+      } else if (std::string_view("[]()|").find(c) != std::string_view::npos) {
+        toks_.emplace_back(1, c);
+        ++i;
+      } else {
+        std::size_t j = i;
+        while (j < s.size() && std::string_view(" []()|").find(s[j]) == std::string_view::npos &&
+               s.substr(j, 3) != "...")
+          ++j;
+        toks_.emplace_back(s.substr(i, j - i));
+        i = j;
       }
-      words.emplace_back(std::string(synopsis.substr(i + 1, j - i - 1)), true);
-      i = j + 1;
-    } else {
-      std::size_t j = synopsis.find(' ', i);
-      if (j == std::string_view::npos) j = synopsis.size();
-      words.emplace_back(std::string(synopsis.substr(i, j - i)), false);
-      i = j;
     }
   }
-  r.array(words.size());
-  for (const auto& [text, optional] : words) {
-    bool multiple = text.size() > 4 && text.ends_with("...");
-    std::string name = text;
-    if (multiple) name = text.substr(0, text.find(' '));
-    const bool is_key = name == "key";
-    std::size_t fields = 6 + (optional || multiple ? 2 : 0);
-    r.map(fields / 2);
+
+  std::vector<DocArg> parse() {
+    std::vector<std::vector<DocArg>> alts = alternatives();
+    if (alts.size() == 1) return std::move(alts[0]);
+    std::vector<DocArg> one;
+    for (auto& seq : alts) one.push_back(group_of(std::move(seq)));
+    return {oneof_of(std::move(one))};
+  }
+
+ private:
+  bool at(std::string_view t) const { return pos_ < toks_.size() && toks_[pos_] == t; }
+
+  std::vector<std::vector<DocArg>> alternatives() {
+    std::vector<std::vector<DocArg>> alts;
+    alts.push_back(sequence());
+    while (at("|")) {
+      ++pos_;
+      alts.push_back(sequence());
+    }
+    return alts;
+  }
+
+  std::vector<DocArg> sequence() {
+    std::vector<DocArg> items;
+    while (pos_ < toks_.size() && !at("|") && !at("]") && !at(")")) {
+      const std::string t = toks_[pos_++];
+      if (t == "...") {
+        if (!items.empty()) items.back().multiple = true;
+      } else if (t == "[" || t == "(") {
+        const std::size_t start = pos_;
+        ++depth_;
+        std::vector<std::vector<DocArg>> alts = alternatives();
+        --depth_;
+        const std::size_t end = pos_;
+        if (at(t == "[" ? "]" : ")")) ++pos_;
+        if (t == "[" && collapse_repetition(start, end, &items)) continue;
+        DocArg g;
+        if (alts.size() == 1) {
+          g = group_of(std::move(alts[0]));
+        } else {
+          std::vector<DocArg> one;
+          for (auto& seq : alts) one.push_back(group_of(std::move(seq)));
+          g = oneof_of(std::move(one));
+        }
+        if (t == "[") {
+          g.optional = true;
+          g.text = "[" + g.text + "]";
+        }
+        items.push_back(std::move(g));
+      } else {
+        // Words joined by '|' with words of their own kind: "NX|XX|GT|LT", "yes|no"; at the top
+        // level any two words ("id|$", "key|\"\""), where a line of alternatives would not do.
+        std::vector<DocArg> chain{word_arg(t)};
+        while (at("|") && pos_ + 1 < toks_.size() && !is_punct(toks_[pos_ + 1]) &&
+               (depth_ == 0 || is_token_word(toks_[pos_ + 1]) == is_token_word(t))) {
+          chain.push_back(word_arg(toks_[pos_ + 1]));
+          pos_ += 2;
+        }
+        items.push_back(chain.size() == 1 ? std::move(chain[0]) : oneof_of(std::move(chain)));
+      }
+    }
+    return items;
+  }
+
+  // "x [x ...]": the bracket [start, end) holds the last k items' text and "...". Replaces them
+  // with one multiple argument and returns true.
+  bool collapse_repetition(std::size_t start, std::size_t end, std::vector<DocArg>* items) {
+    if (end < start + 2 || toks_[end - 1] != "...") return false;
+    std::string body;
+    for (std::size_t i = start; i + 1 < end; ++i) {
+      const bool glue =
+          toks_[i] == "|" || toks_[i] == "]" || toks_[i] == ")" ||
+          (i > start && (toks_[i - 1] == "|" || toks_[i - 1] == "[" || toks_[i - 1] == "("));
+      body += (body.empty() || glue ? "" : " ") + toks_[i];
+    }
+    for (std::size_t k = 1; k <= items->size(); ++k) {
+      std::string tail;
+      for (std::size_t i = items->size() - k; i < items->size(); ++i)
+        tail += (tail.empty() ? "" : " ") + (*items)[i].text;
+      if (tail != body) continue;
+      std::vector<DocArg> rep(std::make_move_iterator(items->end() - static_cast<long>(k)),
+                              std::make_move_iterator(items->end()));
+      items->resize(items->size() - k);
+      DocArg g = group_of(std::move(rep));
+      g.multiple = true;
+      g.multiple_token = !g.token.empty();
+      items->push_back(std::move(g));
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<std::string> toks_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;  // brackets and parentheses around the current token
+};
+
+void reply_doc_args(ReplyWriter& r, const std::vector<DocArg>& args) {
+  r.array(args.size());
+  for (const DocArg& a : args) {
+    const bool has_flags = a.optional || a.multiple || a.multiple_token;
+    const bool nested = a.type == "oneof" || a.type == "block";
+    r.map(2 + (a.token.empty() ? 0 : 1) + (has_flags ? 1 : 0) + (nested ? 1 : 0));
     r.bulk("name");
-    r.bulk(name);
+    r.bulk(a.name);
     r.bulk("type");
-    r.bulk(is_key ? "key" : (optional ? "pure-token" : "string"));
-    r.bulk("display_text");
-    r.bulk(text);
-    if (optional || multiple) {
+    r.bulk(a.type);
+    if (!a.token.empty()) {
+      r.bulk("token");
+      r.bulk(a.token);
+    }
+    if (has_flags) {
       r.bulk("flags");
-      r.set((optional ? 1 : 0) + (multiple ? 1 : 0));
-      if (optional) r.simple("optional");
-      if (multiple) r.simple("multiple");
+      r.set((a.optional ? 1 : 0) + (a.multiple ? 1 : 0) + (a.multiple_token ? 1 : 0));
+      if (a.optional) r.simple("optional");
+      if (a.multiple) r.simple("multiple");
+      if (a.multiple_token) r.simple("multiple_token");
+    }
+    if (nested) {
+      r.bulk("arguments");
+      reply_doc_args(r, a.args);
     }
   }
+}
+
+void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
+  reply_doc_args(r, SynopsisParser(synopsis).parse());
 }
 }  // namespace
 

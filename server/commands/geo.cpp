@@ -637,7 +637,7 @@ constexpr std::span<const CommandSpec> kNoSub = {};
 const CommandSpec kGeoCommands[] = {
     {"geoadd", -5, kRW, geoadd_cmd, 1, 1, 1, "geo",
      "Add one or more geospatial items in the geospatial index represented using a sorted set",
-     "key [NX|XX] [CH] longitude latitude member ...", "3.2.0",
+     "key [NX|XX] [CH] longitude latitude member [longitude latitude member ...]", "3.2.0",
      "O(log(N)) for each item added, where N is the number of elements in the sorted set."},
     {"geopos", -2, kReadOnly, geopos_cmd, 1, 1, 1, "geo",
      "Returns longitude and latitude of members of a geospatial index", "key [member ...]", "3.2.0",
@@ -653,16 +653,16 @@ const CommandSpec kGeoCommands[] = {
     {"geosearch", -7, kReadOnly, geosearch_cmd, 1, 1, 1, "geo",
      "Query a sorted set representing a geospatial index to fetch members inside an area of a box "
      "or a circle.",
-     "key FROMMEMBER member|FROMLONLAT longitude latitude BYRADIUS radius M|KM|FT|MI|BYBOX width "
-     "height M|KM|FT|MI [ASC|DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]",
+     "key (FROMMEMBER member|FROMLONLAT longitude latitude) (BYRADIUS radius (M|KM|FT|MI)|BYBOX "
+     "width height (M|KM|FT|MI)) [ASC|DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]",
      "6.2.0",
      "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around "
      "the shape provided as the filter and M is the number of items inside the shape"},
     {"geosearchstore", -8, kRW, geosearchstore_cmd, 1, 2, 1, "geo",
      "Query a sorted set representing a geospatial index to fetch members inside an area of a box "
      "or a circle, and store the result in another key.",
-     "destination source FROMMEMBER member|FROMLONLAT longitude latitude BYRADIUS radius "
-     "M|KM|FT|MI|BYBOX width height M|KM|FT|MI [ASC|DESC] [COUNT count [ANY]] [STOREDIST]",
+     "destination source (FROMMEMBER member|FROMLONLAT longitude latitude) (BYRADIUS radius "
+     "(M|KM|FT|MI)|BYBOX width height (M|KM|FT|MI)) [ASC|DESC] [COUNT count [ANY]] [STOREDIST]",
      "6.2.0",
      "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around "
      "the shape provided as the filter and M is the number of items inside the shape"},

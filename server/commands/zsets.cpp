@@ -939,7 +939,7 @@ constexpr std::span<const CommandSpec> kNoSub = {};  // no subcommands
 const CommandSpec kZSetCommands[] = {
     {"zadd", -4, kRW | kFast, zadd_cmd, 1, 1, 1, "sorted-set",
      "Add one or more members to a sorted set, or update its score if it already exists",
-     "key [NX|XX] [GT|LT] [CH] [INCR] score member ...", "1.2.0",
+     "key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]", "1.2.0",
      "O(log(N)) for each item added, where N is the number of elements in the sorted set"},
     {"zincrby", 4, kRW | kFast, zincrby_cmd, 1, 1, 1, "sorted-set",
      "Increment the score of a member in a sorted set", "key increment member", "1.2.0",
@@ -1023,20 +1023,18 @@ const CommandSpec kZSetCommands[] = {
      "Incrementally iterate sorted sets elements and associated scores",
      "key cursor [MATCH pattern] [COUNT count]", "2.8.0",
      "O(1) for every call. O(N) for a complete iteration"},
-    {"zunion", -3, kReadOnly, zunion_cmd, 0, 0, 0, "sorted-set",
-     "Add multiple sorted sets",
+    {"zunion", -3, kReadOnly, zunion_cmd, 0, 0, 0, "sorted-set", "Add multiple sorted sets",
      "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
      "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the "
      "number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<1>},
-    {"zinter", -3, kReadOnly, zinter_cmd, 0, 0, 0, "sorted-set",
-     "Intersect multiple sorted sets",
+    {"zinter", -3, kReadOnly, zinter_cmd, 0, 0, 0, "sorted-set", "Intersect multiple sorted sets",
      "numkeys key ... [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]", "6.2.0",
      "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number "
      "of input sorted sets and M being the number of elements in the resulting sorted set.",
      kNoSub, keys_after_numkeys<1>},
-    {"zdiff", -3, kReadOnly, zdiff_cmd, 0, 0, 0, "sorted-set",
-     "Subtract multiple sorted sets", "numkeys key ... [WITHSCORES]", "6.2.0",
+    {"zdiff", -3, kReadOnly, zdiff_cmd, 0, 0, 0, "sorted-set", "Subtract multiple sorted sets",
+     "numkeys key ... [WITHSCORES]", "6.2.0",
      "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is "
      "the size of the first set, and K is the size of the result set.",
      kNoSub, keys_after_numkeys<1>},

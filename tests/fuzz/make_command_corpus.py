@@ -81,16 +81,31 @@ def docs(binary):
         proc.wait(timeout=10)
     out = {}
 
+    def text(a):
+        """An argument tree back as synopsis text: "EX seconds", "[NX|XX]", "key [key ...]"."""
+        a = {a[j].decode(): a[j + 1] for j in range(0, len(a), 2)}
+        kind = a["type"].decode()
+        flags = {f.decode() for f in a.get("flags", [])}
+        token = a["token"].decode() if "token" in a else ""
+        if kind == "pure-token":
+            s = token
+        else:
+            if kind in ("oneof", "block"):
+                s = ("|" if kind == "oneof" else " ").join(text(x) for x in a["arguments"])
+            else:
+                s = a["name"].decode()
+            if token:
+                s = token + " " + s
+        if "multiple" in flags:
+            s += " [" + s + " ...]"
+        return "[" + s + "]" if "optional" in flags else s
+
     def walk(pairs):
         for i in range(0, len(pairs), 2):
             name = pairs[i].decode()
             d = pairs[i + 1]
             fields = {d[j].decode(): d[j + 1] for j in range(0, len(d), 2)}
-            args = [a for a in fields.get("arguments", [])]
-            synopsis = " ".join(
-                dict(zip(a[::2], a[1::2]))[b"display_text"].decode() if
-                dict(zip(a[::2], a[1::2])).get(b"flags") is None else
-                "[" + dict(zip(a[::2], a[1::2]))[b"display_text"].decode() + "]" for a in args)
+            synopsis = " ".join(text(a) for a in fields.get("arguments", []))
             out[name] = (fields["group"].decode(), synopsis)
             if "subcommands" in fields:
                 walk(fields["subcommands"])
