@@ -534,6 +534,29 @@ int l_redis_pcall(lua_State* L) {
   return redis_call_impl(L, false);
 }
 
+// pcall as Redis 7.0 replaces it: an error table ({err = text}, as redis.call and the redis.*
+// helpers raise) is caught as its text, so that a script sees "ERR ..." (and error(e) or
+// redis.error_reply(e) work on it); any other error value is passed on as Lua's pcall does.
+int l_pcall(lua_State* L) {
+  if (lua_gettop(L) == 0) return 0;  // Redis's pcall() returns nothing (Lua's raises an error)
+  if (lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0) != 0) {
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "err");
+      if (lua_isstring(L, -1)) {
+        lua_replace(L, -2);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_insert(L, 1);
+  return lua_gettop(L);
+}
+
 // Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis).
 int raise_plain(lua_State* L, std::string_view text) {
   return raise_error_table(L, "ERR " + std::string(text));
@@ -905,6 +928,7 @@ lua_State* new_state() {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
+                          {"pcall", l_pcall},
                           {"next", l_next},
                           {"rawget", l_rawget},
                           {"rawset", l_rawset},

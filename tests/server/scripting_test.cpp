@@ -75,6 +75,16 @@ const std::vector<std::vector<std::string>> kSameAsRedis = {
     {"EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"},
     {"EVALSHA", "abc", "0"},
     {"EVAL", "return redis.call('nosuch')", "0"},
+    // pcall catches redis.call's error as its text (Redis 7.0 replaces pcall), so error() adds a
+    // position to it and error_reply() takes it; a plain Lua error stays as it was.
+    {"EVAL", "local ok, e = pcall(redis.call, 'get') return {type(e), e}", "0"},
+    {"EVAL", "local ok, e = pcall(redis.call, 'nosuch') error(e)", "0"},
+    {"EVAL", "local ok, e = pcall(redis.call, 'nosuch') return redis.error_reply(e)", "0"},
+    {"EVAL", "local ok, e = pcall(error, {err = 'MY x'}) return {tostring(ok), type(e), e}", "0"},
+    {"EVAL", "local ok, e = pcall(error, {code = 1}) return {tostring(ok), type(e)}", "0"},
+    {"EVAL", "local ok, e = pcall(function() error('x') end) return {tostring(ok), e}", "0"},
+    {"EVAL", "return {pcall(function(a, b) return a + b, 'r' end, 2, 3)}", "0"},
+    {"EVAL", "return pcall()", "0"},
     {"EVAL", "return redis.pcall('nosuch')", "0"},
     {"EVAL", "return redis.call()", "0"},
     {"EVAL", "return redis.call('get', {})", "0"},
