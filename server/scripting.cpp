@@ -1474,8 +1474,10 @@ void fcall_generic(CommandContext& ctx, bool ro) {
   run(ctx, e, 2, 2, f.name, keys, ro || (f.flags & kNoWrites));
 }
 
-// Validates and registers a library (FUNCTION LOAD, RESTORE). Returns false with *error set.
-bool add_library(std::string_view code, bool replace, std::string* lib_name, std::string* error) {
+// Validates and registers a library (FUNCTION LOAD, or RESTORE when `restoring`). Returns false
+// with *error set.
+bool add_library(std::string_view code, bool replace, bool restoring, std::string* lib_name,
+                 std::string* error) {
   if (!parse_library_shebang(code, lib_name, error)) return false;
   // Validate in a scratch state, so that a failing library leaves the worker's state untouched.
   lua_State* L = new_state();
@@ -1490,7 +1492,9 @@ bool add_library(std::string_view code, bool replace, std::string* lib_name, std
   std::lock_guard<std::mutex> lock(reg.mu);
   auto old = reg.libraries.find(*lib_name);
   if (old != reg.libraries.end() && !replace) {
-    *error = "ERR Library '" + *lib_name + "' already exists";
+    // Redis 7.0 words the two differently: LOAD quotes the name, RESTORE does not.
+    *error = restoring ? "ERR Library " + *lib_name + " already exists"
+                       : "ERR Library '" + *lib_name + "' already exists";
     return false;
   }
   for (const auto& f : ld.functions) {
@@ -1715,7 +1719,7 @@ void function_load_cmd(CommandContext& ctx) {
     replace = true;
   }
   std::string name, error;
-  if (!add_library(ctx.arg(i), replace, &name, &error)) {
+  if (!add_library(ctx.arg(i), replace, /*restoring=*/false, &name, &error)) {
     ctx.reply.error(error);
     return;
   }
@@ -1897,7 +1901,7 @@ void function_restore_cmd(CommandContext& ctx) {
   }
   for (const auto& code : codes) {
     std::string name, error;
-    if (!add_library(code, policy == "replace", &name, &error)) {
+    if (!add_library(code, policy == "replace", /*restoring=*/true, &name, &error)) {
       std::lock_guard<std::mutex> lock(reg.mu);  // all or nothing
       reg.libraries = std::move(saved_libs);
       reg.functions = std::move(saved_fns);
