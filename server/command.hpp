@@ -213,8 +213,9 @@ void end_command_batch();
 void count_rejected(CommandContext& ctx);
 
 // The COMMAND reply helpers (used by admin.cpp).
-// The ACL categories COMMAND INFO lists ("@string", "@write", ...): the group plus the flags'.
-std::vector<std::string> acl_categories(const CommandSpec& c);
+// Redis 7.0's ACL categories of the command named full_name ("set", "client|kill"), in Redis's
+// order, as COMMAND INFO lists them ("@write", "@string", "@slow").
+std::vector<std::string> acl_categories(const CommandSpec& c, std::string_view full_name);
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent = {});
 void reply_command_docs(ReplyWriter& r, const CommandSpec& c);
 

@@ -806,18 +806,74 @@ bool no_mandatory_keys(const CommandSpec& c) {
   return false;
 }
 
-std::vector<std::string> acl_categories(const CommandSpec& c) {
-  std::vector<std::string> cats;
-  // ACL categories are spelled differently from COMMAND DOCS groups for two of them.
-  const std::string_view cat = c.group == "generic"      ? std::string_view("keyspace")
-                               : c.group == "sorted-set" ? std::string_view("sortedset")
-                                                         : c.group;
-  cats.push_back("@" + std::string(cat));
-  if (c.flags & kWrite) cats.push_back("@write");
-  if (c.flags & kReadOnly) cats.push_back("@read");
-  if (c.flags & kFast) cats.push_back("@fast");
-  if (c.flags & kAdmin) cats.push_back("@admin");
-  return cats;
+// Redis 7.0's ACL categories of a command (COMMAND INFO, COMMAND LIST FILTERBY ACLCAT), in Redis's
+// order. Derived from the row: the group's category (COMMAND DOCS and ACL spell three of them
+// differently; "server" and "cluster" have none), @write/@read/@fast/@admin from the flags, @slow
+// for every command that is not @fast, @blocking, and @dangerous for @admin ones. A container
+// (CLIENT, CONFIG, ...) is @slow only (COMMAND also @connection); its subcommands have their own.
+// The commands whose categories Redis assigns otherwise are listed below by full name.
+std::vector<std::string> acl_categories(const CommandSpec& c, std::string_view full_name) {
+  static constexpr std::string_view kOrder[] = {
+      "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+      "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+      "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
+  // Not @admin in kvlab's rows, or not in their group, but @dangerous in Redis 7.0.
+  static constexpr std::string_view kDangerous[] = {
+      "keys",         "flushall",        "flushdb",
+      "sort",         "sort_ro",         "migrate",
+      "restore",      "restore-asking",  "swapdb",
+      "info",         "pfdebug",         "pfselftest",
+      "client|list",  "client|no-evict", "client|kill",
+      "client|pause", "client|unblock",  "client|unpause"};
+  // @keyspace though not in the generic group, and the reverse.
+  static constexpr std::string_view kKeyspace[] = {"dbsize", "flushall", "flushdb",
+                                                   "restore-asking", "swapdb"};
+  static constexpr std::string_view kNotKeyspace[] = {"sort", "sort_ro", "wait"};
+  static constexpr std::string_view kConnection[] = {
+      "asking",       "command|count", "command|docs", "command|getkeys",
+      "command|help", "command|info",  "command|list", "command|getkeysandflags",
+      "readonly",     "readwrite",     "wait"};
+  auto listed = [&](std::span<const std::string_view> names) {
+    return std::find(names.begin(), names.end(), full_name) != names.end();
+  };
+  std::vector<std::string_view> cats;
+  if (!c.subcommands.empty()) {
+    cats.push_back("slow");
+    if (full_name == "command") cats.push_back("connection");
+  } else {
+    const std::string_view g = c.group;
+    if (g == "generic") {
+      if (!listed(kNotKeyspace)) cats.push_back("keyspace");
+    } else if (g == "sorted-set") {
+      cats.push_back("sortedset");
+    } else if (g == "transactions") {
+      cats.push_back("transaction");
+    } else if (g != "server" && g != "cluster" && full_name != "pubsub|help") {
+      cats.push_back(g);
+    }
+    if (full_name == "sort" || full_name == "sort_ro") {  // they sort sets, sorted sets and lists
+      cats.insert(cats.end(), {"set", "sortedset", "list"});
+    }
+    if (listed(kKeyspace)) cats.push_back("keyspace");
+    if (listed(kConnection)) cats.push_back("connection");
+    const bool script_ro = full_name == "eval_ro" || full_name == "evalsha_ro" ||
+                           full_name == "fcall_ro";  // Redis counts scripts neither
+    if (c.flags & kWrite) cats.push_back("write");
+    if ((c.flags & kReadOnly) && !script_ro) cats.push_back("read");
+    const bool fast = (c.flags & kFast) && full_name != "client|id";
+    const bool admin = (c.flags & kAdmin) && full_name != "cluster|links";
+    if (admin) cats.push_back("admin");
+    cats.push_back(fast ? "fast" : "slow");
+    std::uint32_t extra = 0;
+    for (const auto& [name, f] : kRedisFlags)
+      if (name == full_name) extra = f;
+    if (extra & kBlockingF) cats.push_back("blocking");
+    if (admin || listed(kDangerous)) cats.push_back("dangerous");
+  }
+  std::vector<std::string> out;
+  for (std::string_view o : kOrder)
+    if (std::find(cats.begin(), cats.end(), o) != cats.end()) out.push_back("@" + std::string(o));
+  return out;
 }
 
 void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent) {
@@ -833,7 +889,8 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   r.integer(c.last_key);
   r.integer(c.key_step);
   // ACL categories: the group, plus read/write/fast/admin.
-  const std::vector<std::string> cats = acl_categories(c);
+  const std::vector<std::string> cats = acl_categories(
+      c, parent.empty() ? std::string(c.name) : std::string(parent) + "|" + std::string(c.name));
   r.set(cats.size());
   for (const auto& s : cats) r.simple(s);
   r.set(0);    // tips

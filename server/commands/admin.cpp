@@ -647,7 +647,7 @@ void command_list_cmd(CommandContext& ctx) {
       keep = glob_match(want, name, /*nocase=*/true);
     } else if (by == By::kAclCat) {
       keep = false;
-      for (const std::string& cat : acl_categories(c))
+      for (const std::string& cat : acl_categories(c, name))
         keep = keep || iequals(std::string_view(cat).substr(1), want);
     }
     if (keep) names.push_back(std::move(name));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""COMMAND DOCS argument trees against redis-server 7.0.
+"""COMMAND DOCS argument trees and COMMAND INFO's ACL categories against redis-server 7.0.
 
 redis-cli 7.0 builds `help <command>` and its typing hints from COMMAND DOCS: each argument's type
 (pure-token, oneof, block, key, string...), token, flags (optional, multiple, multiple_token) and
@@ -7,7 +7,8 @@ nested arguments. This test renders every command's tree on both servers into a 
 each non-token argument is "x" ("SET x x [NX|XX] [GET] [EX x|PX x|...]") and compares them, so
 that a structural difference fails while argument names (kvlab's own wording) may differ. It also
 checks every tree of kvlab's, Redis's commands or not, for the shape redis-cli needs: a pure-token
-has a token, a oneof or block has arguments.
+has a token, a oneof or block has arguments. Every command's ACL categories (COMMAND INFO, in
+Redis's order; COMMAND LIST FILTERBY ACLCAT reads the same) must equal Redis's, with no exceptions.
 
 Usage: docs_test.py KVLAB_SERVER. Exit status 0 pass, 1 fail, 77 no redis-server.
 """
@@ -100,6 +101,23 @@ def synopses(port, problems):
     return out
 
 
+def categories(port):
+    """Every command's and subcommand's ACL categories, as COMMAND lists them."""
+    c = resp.Client(port, timeout=10)
+    out = {}
+
+    def walk(entry):
+        e = plain(entry)
+        out[e[0]] = e[6]
+        for sub in entry[1][9][1]:
+            walk(sub)
+
+    for entry in c.call("COMMAND")[1]:
+        walk(entry)
+    c.close()
+    return out
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__)
@@ -121,6 +139,7 @@ def main():
         theirs = synopses(redis.port, ignored)
         problems = []
         ours = synopses(kvlab.port, problems)
+        their_cats, our_cats = categories(redis.port), categories(kvlab.port)
     finally:
         redis.stop()
         kvlab.stop()
@@ -136,6 +155,11 @@ def main():
     for n in sorted(KNOWN):
         if n in both and ours[n] == theirs[n]:
             print("docs_test: note: %s now matches Redis; its KNOWN entry can go" % n)
+    for n in sorted(set(our_cats) & set(their_cats)):
+        if our_cats[n] != their_cats[n]:
+            problems.append("%s: ACL categories %s, Redis 7.0 %s" % (n, our_cats[n], their_cats[n]))
+    print("docs_test: ACL categories compared for %d commands and subcommands"
+          % len(set(our_cats) & set(their_cats)))
     for p in problems:
         print("FAIL " + p)
     return 1 if problems else 0

@@ -396,8 +396,9 @@ TEST_SUITE("server") {
     CHECK(info.elements[1].elements[4].integer == -1);     // sinterstore: keys 1..-1
     CHECK(info.elements[1].elements[7].elements.empty());  // no tips: atomic as a whole
     CHECK(info.elements[2].elements[1].integer == -4);
-    CHECK(words(info.elements[2].elements[6]) == W{"@sortedset", "@write", "@fast"});
-    CHECK(words(info.elements[0].elements[6]) == W{"@set", "@write", "@fast"});
+    CHECK(words(info.elements[2].elements[6]) == W{"@write", "@sortedset", "@fast"});
+    CHECK(words(info.elements[0].elements[6]) == W{"@write", "@set", "@fast"});
+    CHECK(words(info.elements[3].elements[6]) == W{"@read", "@sortedset", "@slow"});
     const Reply docs = c("COMMAND DOCS smove zadd");
     REQUIRE(docs.elements.size() == 4);
     const auto smove = words(docs.elements[1]);
