@@ -888,7 +888,7 @@ void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view p
   r.integer(c.first_key);
   r.integer(c.last_key);
   r.integer(c.key_step);
-  // ACL categories: the group, plus read/write/fast/admin.
+  // ACL categories, as Redis 7.0 gives them (acl_categories()).
   const std::vector<std::string> cats = acl_categories(
       c, parent.empty() ? std::string(c.name) : std::string(parent) + "|" + std::string(c.name));
   r.set(cats.size());
