@@ -766,15 +766,19 @@ constexpr std::pair<std::string_view, std::uint32_t> kRedisFlags[] = {
     {"xreadgroup", kBlockingF},
 };
 
+// kRedisFlags of the top-level command `name` (0 for a subcommand's full name or a name not
+// listed).
+std::uint32_t redis_flags(std::string_view name) {
+  for (const auto& [n, f] : kRedisFlags)
+    if (n == name) return f;
+  return 0;
+}
+
 // The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,
 // stale, skip_monitor, skip_slowlog, asking, fast, no_auth, no_mandatory_keys, no_multi,
 // movablekeys, allow_busy).
 void reply_flags(ReplyWriter& r, const CommandSpec& c, bool top_level) {
-  std::uint32_t extra = 0;
-  if (top_level) {
-    for (const auto& [name, f] : kRedisFlags)
-      if (name == c.name) extra = f;
-  }
+  const std::uint32_t extra = top_level ? redis_flags(c.name) : 0;
   const std::uint32_t flags = c.flags;
   std::vector<std::string_view> names;
   if (flags & kWrite) names.push_back("write");
@@ -801,9 +805,7 @@ void reply_flags(ReplyWriter& r, const CommandSpec& c, bool top_level) {
 }  // namespace
 
 bool no_mandatory_keys(const CommandSpec& c) {
-  for (const auto& [name, f] : kRedisFlags)
-    if (name == c.name) return (f & kNoMandatoryKeysF) != 0;
-  return false;
+  return (redis_flags(c.name) & kNoMandatoryKeysF) != 0;
 }
 
 // Redis 7.0's ACL categories of a command (COMMAND INFO, COMMAND LIST FILTERBY ACLCAT), in Redis's
@@ -864,10 +866,7 @@ std::vector<std::string> acl_categories(const CommandSpec& c, std::string_view f
     const bool admin = (c.flags & kAdmin) && full_name != "cluster|links";
     if (admin) cats.push_back("admin");
     cats.push_back(fast ? "fast" : "slow");
-    std::uint32_t extra = 0;
-    for (const auto& [name, f] : kRedisFlags)
-      if (name == full_name) extra = f;
-    if (extra & kBlockingF) cats.push_back("blocking");
+    if (redis_flags(full_name) & kBlockingF) cats.push_back("blocking");
     if (admin || listed(kDangerous)) cats.push_back("dangerous");
   }
   std::vector<std::string> out;

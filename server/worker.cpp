@@ -490,15 +490,7 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
   server_.eviction().tick(now);  // the clock new values and writes' touches use (eviction.hpp)
   if (events & EPOLLOUT) {
     if (!flush(*c)) return;
-    if (c->paused && c->out.size() < kOutputPauseBytes / 2) {
-      c->paused = false;
-      process_input(*c, now);
-      // Sent by flush_touched(), which also resumes it if it pauses again and drains at once.
-      if (!c->touched) {
-        c->touched = true;
-        touched_.push_back(c->id);
-      }
-    }
+    resume_if_drained(*c);  // its replies leave in flush_touched(), which resumes it again
   }
   if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->paused && !c->close_after_reply) {
     // Size the read: 16 KiB normally; for a large bulk in progress, grow geometrically towards
@@ -527,10 +519,7 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
     // The replies leave after the whole event batch (flush_touched() in run()), as Redis writes
     // them before it sleeps: a client with many connections then wakes once per batch, not once
     // per connection. flush() also updates the epoll interest and closes after QUIT/errors.
-    if (!c->touched) {
-      c->touched = true;
-      touched_.push_back(c->id);
-    }
+    mark_touched(*c);
     return;
   }
   update_interest(*c);
@@ -731,10 +720,7 @@ void Worker::serve_while_busy(const Connection& running, bool function,
       const ssize_t sent = ::send(c->fd, c->out.data(), c->out.size(), MSG_NOSIGNAL);
       if (sent > 0) c->out.consume(static_cast<std::size_t>(sent));
     }
-    if (!c->touched) {
-      c->touched = true;
-      touched_.push_back(c->id);
-    }
+    mark_touched(*c);
   }
 }
 
@@ -851,10 +837,7 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   c.out.append(bytes);
   bump(st.pubsub_delivered);
   enforce_obuf_limit(c, server_.pubsub_obuf_limit(), "pubsub");
-  if (!c.touched) {
-    c.touched = true;
-    touched_.push_back(c.id);
-  }
+  mark_touched(c);
 }
 
 bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char* cls) {
@@ -881,6 +864,21 @@ bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char*
   return true;
 }
 
+void Worker::mark_touched(Connection& c) {
+  if (c.touched) return;
+  c.touched = true;
+  touched_.push_back(c.id);
+}
+
+void Worker::resume_if_drained(Connection& c) {
+  if (!c.paused || c.out.size() >= kOutputPauseBytes / 2) return;
+  c.paused = false;
+  const std::int64_t now = wall_ms();
+  server_.eviction().tick(now);
+  process_input(c, now);
+  mark_touched(c);
+}
+
 void Worker::flush_touched() {
   // flush() may close a connection (and free it): look each one up by id.
   std::vector<std::uint64_t> ids;
@@ -897,14 +895,8 @@ void Worker::flush_touched() {
       // but when this send took all of its output no EPOLLOUT comes and nothing would resume it:
       // a pipeline whose replies pass 4 MiB stalled for good (found with redis-cli --pipe). Its
       // remaining commands are already in `in`, so this loop ends: each round runs some of them.
-      if (c.paused && c.out.size() < kOutputPauseBytes / 2) {
-        c.paused = false;
-        const std::int64_t now = wall_ms();
-        server_.eviction().tick(now);
-        process_input(c, now);  // may deliver to others: they join touched_ for the next round
-        c.touched = true;
-        touched_.push_back(id);
-      }
+      // Delivering to others puts them in touched_ for the next round.
+      resume_if_drained(c);
     }
   }
   ids.clear();
@@ -953,10 +945,7 @@ void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) 
   c.info->blocked.store(false, std::memory_order_relaxed);
   if (!c.blocked_reply_dropped) c.out.append(reply);  // CLIENT REPLY OFF/SKIP when it blocked
   c.blocked_reply_dropped = false;
-  if (!c.touched) {
-    c.touched = true;
-    touched_.push_back(c.id);
-  }
+  mark_touched(c);
   // Commands that arrived while it waited run now (in order, after the reply).
   if (!c.paused && !c.in.empty()) process_input(c, now_ms);
 }
@@ -979,10 +968,7 @@ void Worker::resume_postponed(std::int64_t now_ms) {
     c.info->blocked.store(false, std::memory_order_relaxed);
     server_.add_postponed(-1);
     if (!c.paused) process_input(c, now_ms);
-    if (!c.touched) {
-      c.touched = true;
-      touched_.push_back(c.id);
-    }
+    mark_touched(c);
   }
 }
 

@@ -186,6 +186,11 @@ class Worker {
   void drain_inbox();
   void deliver_batch(void* batch);
   void flush_touched();
+  // Queues c for flush_touched() (once per batch).
+  void mark_touched(Connection& c);
+  // A connection paused at kOutputPauseBytes whose output fell below half of it: unpauses it,
+  // runs the commands waiting in its input and marks it touched.
+  void resume_if_drained(Connection& c);
   // Applies one class of client-output-buffer-limit to `c`'s pending output: past the hard limit,
   // or above the soft one for its seconds, the output is dropped and the connection closed after
   // it (Redis frees such a client at once). True when it closed. `cls` names the class in the log.

@@ -20,6 +20,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import resp  # noqa: E402
 from compat import Server  # noqa: E402
+from grammar import _pairs as as_map, _plain as plain  # noqa: E402
 
 # Commands whose trees differ from Redis 7.0's on purpose or by kvlab's scope.
 KNOWN = {
@@ -43,21 +44,6 @@ KNOWN = {
     "client|kill": "Redis 7.0 nests the filters as one repeated oneof; kvlab lists them",
     "migrate": "Redis 7.0 has an empty-string token and optional AUTH forms inside an optional",
 }
-
-
-def plain(r):
-    t, v = r
-    if t in ("simple", "bulk"):
-        return v.decode()
-    if t in ("array", "set"):
-        return [plain(x) for x in v]
-    if t == "map":
-        return {plain(k): plain(x) for k, x in v}
-    return v
-
-
-def as_map(x):
-    return x if isinstance(x, dict) else {x[i]: x[i + 1] for i in range(0, len(x), 2)}
 
 
 def render(a, problems, where):
@@ -92,7 +78,7 @@ def synopses(port, problems):
     def walk(name, doc):
         doc = as_map(doc)
         out[name] = " ".join(render(x, problems, name) for x in doc.get("arguments", []))
-        for sub, sdoc in as_map(doc.get("subcommands", {})).items():
+        for sub, sdoc in as_map(doc.get("subcommands") or []).items():
             walk(sub, sdoc)
 
     for name, doc in as_map(plain(c.call("COMMAND", "DOCS"))).items():
