@@ -196,8 +196,7 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
   }
   if (s.kind == Kind::kMove && key != s.dst) {
     // As Redis: an empty source waits whatever the destination holds; with elements, the
-    // destination's type is checked before anything is popped (a waiter whose destination holds
-    // another type stays blocked).
+    // destination's type is checked before anything is popped (WRONGTYPE, nothing moved).
     ObjectRef src, d;
     const Access a = lookup_container<ListObject>(ctx, key, &src, false);
     if (a == Access::kWrongType) return Pop::kWrongType;
@@ -398,10 +397,14 @@ void serve_blocked(CommandContext& ctx) {
         continue;
       }
       const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, w) : Pop::kEmpty;
-      if (p != Pop::kDone) {
+      if (p == Pop::kDstWrongType) {
+        // As Redis 7.0: a move whose destination holds another type ends with WRONGTYPE (the
+        // element stays in the source) and the next waiter is served. Leaving it blocked would
+        // never answer it: the source now has elements, so no later push wakes the key again.
+        w.error(err::kWrongType);
+      } else if (p != Pop::kDone) {
         // release: nothing changed; a later server or the waiter's own timeout may take it.
         b->state.store(BlockedClient::kWaiting, std::memory_order_release);
-        if (p == Pop::kDstWrongType) continue;  // this waiter cannot push; the next may
         break;  // the key has nothing more to give (or holds another type)
       }
       b->state.store(BlockedClient::kDone, std::memory_order_release);
