@@ -294,7 +294,17 @@ void Worker::run() {
   prefetch_ = server_.config().prefetch && server_.keyspace().prefetch({}, [](const Value&) {});
   const bool yield = server_.config().yield_on;
   WorkerStats& stats = server_.stats(index_);
-  bool busy = false;  // the last poll returned events
+  // Yield only while two or more connections are active: only then can a yield pay (another
+  // client, perhaps on this CPU, may send before the worker sleeps). A lone client waits for the
+  // reply just sent, so a yield cannot hand the CPU to it, and when any other task is runnable
+  // here it costs that client a whole time slice per request (experiments/commands/README.md,
+  // "One sequential client"). Active = sent input within this window of kYieldWindow iterations
+  // or the one before; counting iterations, not time, needs no clock read, and a busy worker
+  // with many clients sees most of them in every window even when each poll returns one.
+  constexpr std::uint32_t kYieldWindow = 32;
+  std::uint32_t window = 1, window_iters = 0;
+  unsigned active_now = 0, active_before = 0;
+  bool busy = false;  // the last poll returned events and two or more connections are active
   // Yield back-off: after a yield whose poll came back empty, skip the next 1, 3, 7 … 63 chances
   // to yield; a poll that finds events resets it. When the clients are slower than the worker
   // (one redis-benchmark thread at -P 1), most extra polls come back empty and yielding after
@@ -344,7 +354,12 @@ void Worker::run() {
       }
       n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     }
-    busy = n > 0;
+    if (++window_iters == kYieldWindow) {
+      window_iters = 0;
+      ++window;
+      active_before = active_now;
+      active_now = 0;
+    }
     reclaim::online();
     // The worker stays offline for the atomicity gate except while it runs commands
     // (process_input, sweep_expired): an escalation need not wait for its reads and writes.
@@ -368,6 +383,10 @@ void Worker::run() {
         woken = true;
       } else {
         auto* c = static_cast<Connection*>(tag);
+        if (c->seen_window != window && (events[i].events & EPOLLIN)) {
+          c->seen_window = window;
+          ++active_now;
+        }
         try {
           on_event(c, events[i].events);
         } catch (const std::exception& e) {
@@ -379,6 +398,7 @@ void Worker::run() {
         }
       }
     }
+    busy = n > 0 && std::max(active_now, active_before) >= 2;
     // After the event batch, so that no event of this batch refers to a connection that a
     // delivery closes (the output limit): closing happens in flush_touched(), below.
     if (woken) drain_inbox();

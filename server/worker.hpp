@@ -75,6 +75,7 @@ struct Connection {
   bool subscribed() const { return subscriptions() + shard_channels.size() > 0; }
   bool counted_pubsub = false;          // counted in WorkerStats::pubsub_clients
   bool touched = false;                 // in the worker's list of connections to flush
+  std::uint32_t seen_window = 0;        // the last yield window with input from it (Worker::run)
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
   TrackingFlags tracking;               // CLIENT TRACKING state (tracking.hpp; in the registry too)
   // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.

@@ -6,6 +6,7 @@
 #
 #   experiments/commands/run.sh [--quick] [--reps N] [--commands set,get,...] [--clients rb,load]
 #                               [--pipelines 30,1] [--kvlab-threads 1,2] [--scale X]
+#                               [--baseline BINARY [--baseline-threads N]]
 #
 # Method: the three servers run side by side (idle ones sleep in epoll_wait); each measurement
 # empties the server (FLUSHALL), prefills the keys GET and MGET read, waits until the server's CPU
@@ -39,7 +40,9 @@ ap.add_argument("--kvlab", default=f"{root}/build/tools/cli/kvlab")
 ap.add_argument("--from", dest="from_csv", default=None,
                 help="summarize an earlier results.csv instead of measuring")
 ap.add_argument("--baseline", default=None,
-                help="a second kvlab-server binary measured as 'base' (--threads 1) for A/B ratios")
+                help="a second kvlab-server binary measured as 'base' for A/B ratios")
+ap.add_argument("--baseline-threads", type=int, default=1,
+                help="--threads of the baseline; it is compared with kvlab-server at the same count")
 args = ap.parse_args()
 pipelines = [int(p) for p in (args.pipelines or ("30" if args.quick else "30,1")).split(",")]
 kthreads = [int(t) for t in (args.kvlab_threads or ("1" if args.quick else "1,2")).split(",")]
@@ -203,7 +206,10 @@ if args.from_csv:
     pipelines = list(dict.fromkeys(r[3] for r in rows))
     kthreads = sorted(int(n[len("kvlab-t"):]) for n in names if n.startswith("kvlab-t"))
     args.reps = max(r[0] for r in rows) + 1
-    args.baseline = args.baseline or ("base-t1" in names)
+    base_names = [n for n in names if n.startswith("base-t")]
+    args.baseline = args.baseline or bool(base_names)
+    if base_names:
+        args.baseline_threads = int(base_names[0][len("base-t"):])
 os.makedirs(outdir, exist_ok=True)
 try:
   if not args.from_csv:
@@ -216,7 +222,9 @@ try:
                                                 str(t)], p))
       if args.baseline:
           p = free_port()
-          servers.append(Server("base-t1", [args.baseline, "--port", str(p), "--threads", "1"], p))
+          bt = args.baseline_threads
+          servers.append(Server(f"base-t{bt}", [args.baseline, "--port", str(p), "--threads",
+                                                str(bt)], p))
       rows = []
       with open(f"{outdir}/results.csv", "w", newline="") as f:
           w = csv.writer(f)
@@ -273,8 +281,9 @@ for client in clients:
         if len(kthreads) > 1:
             cols.append((client, pipeline, f"kvlab-t{kthreads[1]}", f"kvlab-t{kthreads[0]}", "rps", f"{client} P{pipeline} t{kthreads[1]}/t{kthreads[0]} req/s"))
         if args.baseline:
-            cols.append((client, pipeline, f"kvlab-t1", "base-t1", "per_cpu_s", f"{client} P{pipeline} new/base req/CPU-s"))
-            cols.append((client, pipeline, f"kvlab-t1", "base-t1", "rps", f"{client} P{pipeline} new/base req/s"))
+            bt = args.baseline_threads
+            cols.append((client, pipeline, f"kvlab-t{bt}", f"base-t{bt}", "per_cpu_s", f"{client} P{pipeline} new/base t{bt} req/CPU-s"))
+            cols.append((client, pipeline, f"kvlab-t{bt}", f"base-t{bt}", "rps", f"{client} P{pipeline} new/base t{bt} req/s"))
 lines.append("| command | " + " | ".join(c[5] for c in cols) + " |")
 lines.append("|---" * (len(cols) + 1) + "|")
 table = {c: [] for c in range(len(cols))}

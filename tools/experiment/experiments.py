@@ -164,6 +164,10 @@ class LatencySweep:
         p.add_argument("--payload", type=int, default=128)
         p.add_argument("--keep-going", action="store_true",
                        help="do not end a server's sweep after two NS steps in a row")
+        p.add_argument("--one-client", action="store_true",
+                       help="one sequential client: one connection, pipeline 1, from one "
+                            "generator thread, at 1k and 5k requests/s unless --rates says "
+                            "otherwise (GET-only and 1:10 SET:GET)")
         p.set_defaults(duration=5.0, warmup=1.0)
 
     @staticmethod
@@ -179,6 +183,11 @@ class LatencySweep:
         a.duration, a.warmup = 0.8, 0.2
 
     def run(self, ses, a, servers):
+        if a.one_client:
+            a.connections, a.gen_threads = "1", 1
+            a.rates = a.rates or "1k,5k"
+            if a.workloads == "get,mixed,pubsub":
+                a.workloads = "get,mixed"
         workloads = [w.strip() for w in a.workloads.split(",") if w.strip()]
         for w in workloads:
             if w not in ("get", "mixed", "pubsub"):
