@@ -178,9 +178,18 @@ constexpr const char* kFunctionsTable = "__kvlab_functions";
 
 // ---- Lua -> RESP (script results) ----
 
+// Pushes t[field] of the table at idx without metamethods. A script's value is read outside the
+// script's protected call, where a metamethod's error (a proxy's __index raises for missing
+// names) would be an unprotected error and abort the process.
+void raw_field(lua_State* L, int idx, const char* field) {
+  idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+  lua_pushstring(L, field);
+  lua_rawget(L, idx);
+}
+
 // Pushes t[field] when t (at -1) is a table with that field of type `type`; else pushes nothing.
 bool typed_field(lua_State* L, const char* field, int type) {
-  lua_getfield(L, -1, field);
+  raw_field(L, -1, field);
   if (lua_type(L, -1) == type) return true;
   lua_pop(L, 1);
   return false;
@@ -220,7 +229,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         r.error("ERR reached lua stack limit");
         break;
       }
-      lua_getfield(L, -1, "err");
+      raw_field(L, -1, "err");
       if (lua_type(L, -1) == LUA_TSTRING) {
         std::size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
@@ -229,7 +238,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         break;
       }
       lua_pop(L, 1);
-      lua_getfield(L, -1, "ok");
+      raw_field(L, -1, "ok");
       if (lua_type(L, -1) == LUA_TSTRING) {
         std::size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
@@ -257,8 +266,8 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         break;
       }
       if (typed_field(L, "verbatim_string", LUA_TTABLE)) {
-        lua_getfield(L, -1, "format");
-        lua_getfield(L, -2, "string");
+        raw_field(L, -1, "format");
+        raw_field(L, -2, "string");
         if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
           std::size_t fn = 0, sn = 0;
           const char* f = lua_tolstring(L, -2, &fn);
@@ -1106,14 +1115,14 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   if (rc == 0) {
     lua_to_reply(L, ctx.reply, e.resp);
   } else if (lua_type(L, -1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "err");
+    raw_field(L, -1, "err");
     std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
     lua_pop(L, 1);
-    lua_getfield(L, -1, "source");
+    raw_field(L, -1, "source");
     const char* source = lua_tostring(L, -1);
     std::string where = source != nullptr ? source : "?";
     lua_pop(L, 1);
-    lua_getfield(L, -1, "line");
+    raw_field(L, -1, "line");
     const long line = static_cast<long>(lua_tonumber(L, -1));
     lua_pop(L, 1);
     ctx.reply.error(text + " script: " + std::string(name) + ", on " + where + ":" +
@@ -1402,7 +1411,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   if (rc != 0) {
     std::string text = "?";
     if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "err");
+      raw_field(L, -1, "err");
       if (lua_isstring(L, -1)) text = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
