@@ -24,6 +24,7 @@ int luaopen_bit(lua_State*);
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/lua_sandbox.hpp"
 #include "server/scripting.hpp"
 
 namespace kvlab::server {
@@ -523,6 +524,10 @@ int redis_call_impl(lua_State* L, bool raise) {
   Buffer& buf = *scratch[level];
   buf.consume(buf.size());
   ++level;
+  // The command's reply is bounded by the data, not by the script: its conversion to Lua values
+  // must not fail half-way on the scripts' memory limit (a refusal inside this C++ frame would
+  // unwind past its destructors).
+  const bool enforced = lua_sandbox::set_enforced(L, false);
   {
     ReplyWriter w(buf, e.resp);
     CommandContext& outer = *e.ctx;
@@ -532,7 +537,9 @@ int redis_call_impl(lua_State* L, bool raise) {
   --level;
   std::size_t pos = 0;
   const std::string_view bytes = buf.view();
-  if (!push_reply(L, bytes, &pos)) return fail("ERR kvlab: malformed reply inside a script");
+  const bool parsed = push_reply(L, bytes, &pos);
+  lua_sandbox::set_enforced(L, enforced);
+  if (!parsed) return fail("ERR kvlab: malformed reply inside a script");
   if (raise && bytes.size() > 0 && bytes[0] == '-') return lua_error(L);  // the {err=...} table
   return 1;
 }
@@ -874,7 +881,7 @@ void make_readonly(lua_State* L, lua_CFunction index) {
 int l_loading_redis_index(lua_State* L);
 
 lua_State* new_state() {
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_sandbox::new_state();
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"", luaopen_base},
                           {LUA_TABLIBNAME, luaopen_table},
                           {LUA_STRLIBNAME, luaopen_string},
@@ -936,6 +943,9 @@ lua_State* new_state() {
   lua_setglobal(L, "redis");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
+  // Checked versions of the library functions with known bugs (lua_sandbox.hpp), before the
+  // tables become read-only.
+  lua_sandbox::install_guards(L, "__kvlab_env");
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
                           {"pcall", l_pcall},
                           {"next", l_next},
@@ -964,6 +974,19 @@ lua_State* new_state() {
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_env");
   lua_setglobal(L, "_G");
+  // Strings share one metatable, whose __index is the string library: a script that changed it
+  // would change every string of every later script (CVE-2025-46818's class). Scripts cannot
+  // reach it: getmetatable('') answers its __metatable, a read-only view whose __index is the
+  // read-only `string`, as Redis's read-only metatable answers. No other basic type has a
+  // metatable, and without debug.setmetatable no script can give it one.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_newtable(L);
+  lua_getglobal(L, "string");
+  lua_setfield(L, -2, "__index");
+  make_readonly(L, nullptr);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
@@ -991,7 +1014,7 @@ bool compile(lua_State* L, std::string_view body, const char* chunk, std::string
     text[0] = '-';  // keep the shebang line as a comment so that line numbers stay right
     text[1] = '-';
   }
-  if (luaL_loadbuffer(L, text.data(), text.size(), chunk) != 0) {
+  if (lua_sandbox::load_text(L, text, chunk) != 0) {
     const char* m = lua_tostring(L, -1);
     *error = m != nullptr ? m : "?";
     lua_pop(L, 1);
@@ -1106,7 +1129,9 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   const bool was_in_exec = ctx.conn.in_exec;
   ctx.conn.in_exec = true;  // redis.call: the script's locks are held, no gate, no queuing
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  const bool enforced = lua_sandbox::set_enforced(L, true);
   const int rc = lua_pcall(L, nargs, 1, fn_at);
+  lua_sandbox::set_enforced(L, enforced);
   ctx.conn.in_exec = was_in_exec;
   e.ctx = nullptr;
   e.slot = nullptr;
@@ -1132,6 +1157,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     ctx.reply.error(std::string("ERR ") + (m != nullptr ? m : "error running script"));
   }
   lua_settop(L, fn_at - 1);
+  lua_sandbox::after_script(L);
   lua_gc(L, LUA_GCSTEP, 1);
 }
 
@@ -1403,7 +1429,9 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   t_loading = ld;
   t_load_deadline_ms = steady_ms() + 500;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
+  const bool enforced = lua_sandbox::set_enforced(L, true);
   const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
+  lua_sandbox::set_enforced(L, enforced);
   t_loading = nullptr;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
   lua_pushvalue(L, saved_redis);
@@ -1420,6 +1448,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
     ld->error = "ERR No functions registered";
   }
   lua_settop(L, saved_redis - 3);
+  lua_sandbox::after_script(L);
   return ld->error.empty();
 }
 
@@ -1492,7 +1521,7 @@ bool add_library(std::string_view code, bool replace, bool restoring, std::strin
   lua_State* L = new_state();
   Loading ld;
   const bool ok = load_library_code(L, code, &ld);
-  lua_close(L);
+  lua_sandbox::close_state(L);
   if (!ok) {
     *error = ld.error;
     return false;
