@@ -577,6 +577,11 @@ void install_guards(lua_State* L, const char* env_key) {
   lua_setfield(L, LUA_REGISTRYINDEX, kJsonDefaults);
   guard_cjson_table(L);
   lua_pop(L, 1);
+
+  open_struct(L);
+  lua_setglobal(L, "struct");
+  open_cmsgpack(L);
+  lua_setglobal(L, "cmsgpack");
 }
 
 void after_script(lua_State* L) {

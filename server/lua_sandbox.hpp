@@ -53,7 +53,7 @@ std::size_t memory_used(lua_State* L);
 // would be an unprotected error.
 bool set_enforced(lua_State* L, bool on);
 
-// Replaces the functions with known bugs by checked versions.
+// Replaces the functions with known bugs by checked versions, and adds `struct` and `cmsgpack`.
 // Call after the standard libraries, cjson and bit are open and before the tables are made
 // read-only. env_key names the registry field holding the scripts' environment: load and
 // loadstring give it to the functions they compile.
@@ -66,5 +66,10 @@ int load_text(lua_State* L, std::string_view text, const char* chunkname);
 // Puts back what a script may have changed outside its tables (cjson's settings); call after
 // every script and library load. Costs one branch when nothing changed.
 void after_script(lua_State* L);
+
+// The libraries Redis embeds and Debian does not package for Lua 5.1, written for kvlab
+// (server/lua_struct.cpp, server/lua_cmsgpack.cpp): each pushes its table.
+int open_struct(lua_State* L);
+int open_cmsgpack(lua_State* L);
 
 }  // namespace kvlab::server::lua_sandbox

@@ -943,8 +943,8 @@ lua_State* new_state() {
   lua_setglobal(L, "redis");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
-  // Checked versions of the library functions with known bugs (lua_sandbox.hpp), before the
-  // tables become read-only.
+  // Checked versions of the library functions with known bugs, and struct and cmsgpack
+  // (lua_sandbox.hpp), before the tables become read-only.
   lua_sandbox::install_guards(L, "__kvlab_env");
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
                           {"pcall", l_pcall},
@@ -955,7 +955,8 @@ lua_State* new_state() {
     lua_pushcfunction(L, fn);
     lua_setglobal(L, name);
   }
-  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit"}) {
+  for (const char* name :
+       {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
     lua_getglobal(L, name);
     if (!lua_istable(L, -1)) {
       lua_pop(L, 1);

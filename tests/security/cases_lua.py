@@ -1,8 +1,8 @@
 # Lua scripting: one case per public advisory against Redis's Lua (or against the Lua 5.1,
-# lua-bitop and lua-cjson code it embeds) whose class applies to kvlab, which links Debian's
-# liblua5.1, lua-bitop and lua-cjson (server/lua_sandbox.hpp). Each reproduces the advisory's
-# trigger and asserts kvlab's answer; where redis-server 7.0.15 (with Debian's security patches)
-# answers the same, it is compared.
+# lua-bitop, lua-cjson, struct and cmsgpack code it embeds) whose class applies to kvlab, which
+# links Debian's liblua5.1, lua-bitop and lua-cjson and has its own struct and cmsgpack
+# (server/lua_sandbox.hpp). Each reproduces the advisory's trigger and asserts kvlab's answer;
+# where redis-server 7.0.15 (with Debian's security patches) answers the same, it is compared.
 import sys
 
 from seccommon import Error, advisory, expect
@@ -168,6 +168,36 @@ def case_cjson_encode_overflow(ctx):
     c.close()
     same_as_redis(ctx, "return cjson.encode({1, 'a\\1\"', {b = {}}})")
     same_as_redis(ctx, "return #cjson.encode(string.rep('x', 1000000))")
+
+
+@advisory("CVE-2018-11218", "Redis 3.2.12, 4.0.10 / (cmsgpack, with CVE-2022-24834)",
+          "server/lua_cmsgpack.cpp")
+def case_cmsgpack_stack_and_size(ctx):
+    # Redis's cmsgpack overflowed the Lua stack with many arguments or deep input, and its
+    # buffer sizes with large strings. kvlab's cmsgpack checks the stack before every push.
+    for script in ("local t = {} for i = 1, 10000 do t[i] = i end "
+                   "return #cmsgpack.pack(unpack(t, 1, 7000))",
+                   "return {pcall(cmsgpack.unpack, string.rep('\\145', 100000) .. '\\1')}",
+                   "return #{cmsgpack.unpack(string.rep('\\1', 7000))}",
+                   "return {pcall(cmsgpack.unpack, string.rep('\\1', 9000))}",
+                   "return {pcall(cmsgpack.unpack, '\\221\\255\\255\\255\\255')}",
+                   "return {pcall(cmsgpack.unpack, '\\219\\255\\255\\255\\255ab')}",
+                   "local a = {} for i = 1, 2 do a[i] = a end return #cmsgpack.pack(a)",
+                   "return #cmsgpack.pack(string.rep('x', 70000))"):
+        same_as_redis(ctx, script)
+
+
+@advisory("CVE-2020-14147", "Redis 5.0.9, 6.0.3", "server/lua_struct.cpp read_size")
+def case_struct_size_overflow(ctx):
+    # struct's size parser overflowed int, and the negative size passed the 'i' limit.
+    for script in ("return {pcall(struct.pack, 'i99999999999', 1)}",
+                   "return {pcall(struct.pack, 'c2147483648', 'x')}",
+                   "return {pcall(struct.unpack, '!99999999999 i', 'abcd')}",
+                   "return {pcall(struct.size, 'i2147483647')}",
+                   "return {pcall(struct.unpack, 'c2147483647', 'abc')}",
+                   "return {pcall(struct.unpack, 'b c0', '\\255abc')}",
+                   "return {pcall(struct.unpack, 'i', 'abcd', -1)}"):
+        same_as_redis(ctx, script)
 
 
 @advisory("CVE-2021-32626", "Redis 5.0.14, 6.0.16, 6.2.6",
