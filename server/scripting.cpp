@@ -434,14 +434,6 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
 
 // ---- redis.* ----
 
-// Raises {err = text} (redis.call errors are tables, so that no position is prepended).
-int raise_error_table(lua_State* L, std::string_view text) {
-  lua_newtable(L);
-  lua_pushlstring(L, text.data(), text.size());
-  lua_setfield(L, -2, "err");
-  return lua_error(L);
-}
-
 // Commands a script may not run (Redis 7.0's noscript flag, and its blocking commands).
 bool denied_in_script(std::string_view name) {
   static const std::unordered_set<std::string_view> kDenied = {
@@ -456,15 +448,18 @@ bool denied_in_script(std::string_view name) {
   return kDenied.count(name) != 0;
 }
 
-int redis_call_impl(lua_State* L, bool raise) {
+enum class CallOutcome { kReply, kErrorReply, kRefused };
+
+// The work of redis.call/pcall: pushes the command's reply (kReply, or kErrorReply for an error
+// reply), or sets *error when the call is refused (kRefused). It raises no Lua error: the
+// caller raises after this frame's C++ objects are gone (a Lua error unwinds with longjmp, past
+// their destructors, and every refused call leaked its arguments).
+CallOutcome redis_call_body(lua_State* L, std::string* error) {
   Engine& e = t_engine;
   const int argc = lua_gettop(L);
   auto fail = [&](std::string_view text) {
-    if (raise) return raise_error_table(L, text);
-    lua_newtable(L);
-    lua_pushlstring(L, text.data(), text.size());
-    lua_setfield(L, -2, "err");
-    return 1;
+    *error = std::string(text);
+    return CallOutcome::kRefused;
   };
   if (argc == 0) return fail("ERR Please specify at least one argument for this redis lib call");
   std::vector<std::string> args;
@@ -540,7 +535,24 @@ int redis_call_impl(lua_State* L, bool raise) {
   const bool parsed = push_reply(L, bytes, &pos);
   lua_sandbox::set_enforced(L, enforced);
   if (!parsed) return fail("ERR kvlab: malformed reply inside a script");
-  if (raise && bytes.size() > 0 && bytes[0] == '-') return lua_error(L);  // the {err=...} table
+  return bytes.size() > 0 && bytes[0] == '-' ? CallOutcome::kErrorReply : CallOutcome::kReply;
+}
+
+int redis_call_impl(lua_State* L, bool raise) {
+  CallOutcome outcome = CallOutcome::kReply;
+  {
+    std::string error;
+    outcome = redis_call_body(L, &error);
+    if (outcome == CallOutcome::kRefused) {
+      const bool enforced = lua_sandbox::set_enforced(L, false);  // cannot fail with error alive
+      lua_newtable(L);
+      lua_pushlstring(L, error.data(), error.size());
+      lua_setfield(L, -2, "err");
+      lua_sandbox::set_enforced(L, enforced);
+    }
+  }
+  // The {err = ...} table on top; no C++ object is alive past this point.
+  if (raise && outcome != CallOutcome::kReply) return lua_error(L);
   return 1;
 }
 int l_redis_call(lua_State* L) {
@@ -573,9 +585,15 @@ int l_pcall(lua_State* L) {
   return lua_gettop(L);
 }
 
-// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis).
+// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis;
+// redis.call's errors are such tables too).
 int raise_plain(lua_State* L, std::string_view text) {
-  return raise_error_table(L, "ERR " + std::string(text));
+  lua_newtable(L);
+  lua_pushliteral(L, "ERR ");
+  lua_pushlstring(L, text.data(), text.size());
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "err");
+  return lua_error(L);
 }
 
 // Pushes {field = text}.
@@ -1268,10 +1286,10 @@ bool valid_name(std::string_view n) {
 
 // redis.register_function(name, callback) or redis.register_function{function_name=...,
 // callback=..., flags={...}, description=...}; errors as Redis 7.0's, raised without a position.
-int l_register_function(lua_State* L) {
-  Loading* ld = t_loading;
-  if (ld == nullptr) return l_register_function_at_runtime(L);
-  auto fail = [&](const char* text) { return raise_error_table(L, std::string("ERR ") + text); };
+// The work of redis.register_function: nullptr, or the error text (the caller raises, once this
+// frame's C++ objects are gone).
+const char* register_function_body(lua_State* L, Loading* ld) {
+  auto fail = [](const char* text) { return text; };
   Function f;
   int callback_at = 0;
   const int argc = lua_gettop(L);
@@ -1322,7 +1340,7 @@ int l_register_function(lua_State* L) {
       lua_pop(L, 1);
     }
     if (f.name.empty()) return fail("redis.register_function must get a function name argument");
-    lua_getfield(L, 1, "callback");
+    raw_field(L, 1, "callback");
     if (!lua_isfunction(L, -1)) return fail("redis.register_function must get a callback argument");
     callback_at = lua_gettop(L);
   } else {
@@ -1340,7 +1358,18 @@ int l_register_function(lua_State* L) {
   lua_setfield(L, -2, f.name.c_str());
   lua_pop(L, 1);
   ld->functions.push_back(std::move(f));
-  return 0;
+  return nullptr;
+}
+
+int l_register_function(lua_State* L) {
+  Loading* ld = t_loading;
+  if (ld == nullptr) return l_register_function_at_runtime(L);
+  const char* error = register_function_body(L, ld);
+  if (error == nullptr) return 0;
+  lua_newtable(L);
+  lua_pushfstring(L, "ERR %s", error);
+  lua_setfield(L, -2, "err");
+  return lua_error(L);
 }
 
 // While a library loads, `redis` offers only register_function, log, setresp and the constants

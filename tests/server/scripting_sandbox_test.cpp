@@ -434,6 +434,38 @@ TEST_SUITE("server") {
     }
   }
 
+  // A Lua error unwinds with longjmp: a C function that raises while C++ objects are alive in its
+  // frame leaks them. A loop of caught errors must not grow the server's memory.
+  TEST_CASE("errors raised by redis.call and redis.register_function leak no memory") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client c(s.port(), 60000);
+    auto used = [&] {
+      const std::string info = c.cmd({"INFO", "memory"}).str;
+      const std::size_t at = info.find("used_memory:");
+      return at == std::string::npos ? -1L : std::atol(info.c_str() + at + 12);
+    };
+    REQUIRE(c.cmd({"SET", "str", "x"}).is_status("OK"));
+    const char* loops[] = {
+        "for i = 1, 200000 do pcall(redis.call, 'nosuch', 'x') end return 1",
+        "for i = 1, 200000 do pcall(redis.call, 'get', 'a', 'b') end return 1",
+        "for i = 1, 200000 do pcall(redis.call, 'incr', KEYS[1]) end return 1",
+    };
+    for (const char* loop : loops) {
+      CHECK(c.cmd({"EVAL", loop, "1", "str"}).integer == 1);  // warm-up: caches, arenas
+      const long before = used();
+      CHECK(c.cmd({"EVAL", loop, "1", "str"}).integer == 1);
+      const long grown = used() - before;
+      INFO("loop: ", std::string(loop), " grew used_memory by ", grown);
+      CHECK(grown < 2 * 1024 * 1024);  // it grew by 10 MB per loop when errors leaked
+    }
+    const long before = used();
+    for (int i = 0; i < 10000; ++i)
+      c.cmd({"FUNCTION", "LOAD", "#!lua name=bad\nredis.register_function('f', 5)"});
+    const long grown = used() - before;
+    INFO("10,000 refused FUNCTION LOADs grew used_memory by ", grown);
+    CHECK(grown < 256 * 1024);  // 80 bytes per load when the error text leaked
+  }
+
   TEST_CASE("scripts that would crash or freeze Lua 5.1 answer an error instead") {
     kvtest::ServerProcess s({"--threads", "1"});
     Client c(s.port(), 60000);
