@@ -46,8 +46,8 @@ thread_local std::string t_out;
 thread_local std::size_t t_values = 0;  // values encoded by the running pack()
 
 void append(lua_State* L, const void* p, std::size_t n) {
-  if (n > kMemoryLimit - std::min(t_out.size(), kMemoryLimit))
-    luaL_error(L, "MessagePack output too large");
+  const std::size_t limit = memory_limit();
+  if (n > limit - std::min(t_out.size(), limit)) luaL_error(L, "MessagePack output too large");
   t_out.append(static_cast<const char*>(p), n);
 }
 

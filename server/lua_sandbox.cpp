@@ -35,6 +35,9 @@ struct Budget {
   bool enforce = false;
 };
 
+// set_memory_limit(); relaxed: a setting, read on each allocation that grows a block.
+std::atomic<std::size_t> g_limit{kMemoryLimit};
+
 void* capped_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
   auto* b = static_cast<Budget*>(ud);
   if (nsize == 0) {
@@ -42,8 +45,10 @@ void* capped_alloc(void* ud, void* ptr, std::size_t osize, std::size_t nsize) {
     b->used -= osize;
     return nullptr;
   }
-  if (b->enforce && nsize > osize && nsize - osize > kMemoryLimit - std::min(b->used, kMemoryLimit))
-    return nullptr;
+  if (b->enforce && nsize > osize) {
+    const std::size_t limit = g_limit.load(std::memory_order_relaxed);
+    if (nsize - osize > limit - std::min(b->used, limit)) return nullptr;
+  }
   void* p = std::realloc(ptr, nsize);
   if (p == nullptr) return nullptr;
   b->used = b->used - osize + nsize;
@@ -223,7 +228,7 @@ int l_string_rep(lua_State* L) {
     lua_pushliteral(L, "");
     return 1;
   }
-  if (len > kMemoryLimit / static_cast<std::size_t>(n))
+  if (len > memory_limit() / static_cast<std::size_t>(n))
     return luaL_error(L, "resulting string too large");
   const std::size_t total = len * static_cast<std::size_t>(n);
   // Scratch space owned by Lua, so that an error cannot leak it and the limit counts it.
@@ -504,6 +509,13 @@ std::size_t memory_used(lua_State* L) {
   return budget_of(L)->used;
 }
 
+void set_memory_limit(std::size_t bytes) {
+  g_limit.store(bytes, std::memory_order_relaxed);
+}
+std::size_t memory_limit() {
+  return g_limit.load(std::memory_order_relaxed);
+}
+
 bool set_enforced(lua_State* L, bool on) {
   return enforce(L, on);
 }
@@ -601,7 +613,7 @@ void after_script(lua_State* L) {
   }
   // What a script left behind is garbage (it cannot reach the globals); a large heap is
   // collected now rather than left to crowd the next script's limit.
-  if (budget_of(L)->used > kMemoryLimit / 4) lua_gc(L, LUA_GCCOLLECT, 0);
+  if (budget_of(L)->used > memory_limit() / 4) lua_gc(L, LUA_GCCOLLECT, 0);
 }
 
 }  // namespace kvlab::server::lua_sandbox

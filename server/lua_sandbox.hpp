@@ -30,7 +30,7 @@ struct lua_State;
 
 namespace kvlab::server::lua_sandbox {
 
-// The most a worker's Lua state may allocate (invariant 1).
+// The most a worker's Lua state may allocate (invariant 1), unless set_memory_limit() lowered it.
 inline constexpr std::size_t kMemoryLimit = std::size_t{1} << 30;
 // cjson.encode refuses a value whose encoding could exceed this many bytes: lua-cjson 2.1.0
 // sizes its buffer in int (CVE-2022-24834's class), and a reply cannot be larger anyway
@@ -48,6 +48,10 @@ lua_State* new_state();
 void close_state(lua_State* L);
 // Bytes the state holds now.
 std::size_t memory_used(lua_State* L);
+// The limit of every state, process-wide: kMemoryLimit, or less for a harness whose process has
+// less room (tests/fuzz/lua_fuzz.cpp runs under libFuzzer's RSS and malloc limits).
+void set_memory_limit(std::size_t bytes);
+std::size_t memory_limit();
 // Whether kMemoryLimit applies to the state's allocations; returns the previous setting. Turn it
 // on only around protected calls (a script, a library's code): a refused allocation outside one
 // would be an unprotected error.

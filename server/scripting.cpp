@@ -141,6 +141,8 @@ bool find_script_body(std::string_view sha, std::string* body, std::string* key 
 }
 
 std::atomic<std::int64_t> g_busy_threshold_ms{5000};
+// set_kill_after_ms(): 0, or the run time after which a script is killed as by SCRIPT KILL.
+std::atomic<std::int64_t> g_kill_after_ms{0};
 
 // What SCRIPT KILL / FUNCTION KILL see of the script a worker runs. Written by the worker, read by
 // any thread; relaxed loads are enough for the fields (a KILL that misses a just-started script
@@ -780,6 +782,9 @@ int l_error_handler(lua_State* L) {
 void hook(lua_State* L, lua_Debug*) {
   RunSlot* slot = t_engine.slot;
   if (slot == nullptr) return;
+  const std::int64_t kill_after = g_kill_after_ms.load(std::memory_order_relaxed);
+  if (kill_after > 0 && steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >= kill_after)
+    slot->kill.store(true, std::memory_order_relaxed);
   // Past the threshold this worker's other clients get BUSY (or run SCRIPT/FUNCTION KILL), as in
   // Redis; clients of other workers are served normally unless they wait for the script's locks.
   if (t_engine.ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
@@ -1667,6 +1672,9 @@ std::int64_t busy_threshold_ms() {
 }
 void set_busy_threshold_ms(std::int64_t ms) {
   g_busy_threshold_ms.store(ms, std::memory_order_relaxed);
+}
+void set_kill_after_ms(std::int64_t ms) {
+  g_kill_after_ms.store(ms, std::memory_order_relaxed);
 }
 
 void eval_cmd(CommandContext& ctx) {
