@@ -231,8 +231,10 @@ int l_string_rep(lua_State* L) {
   if (len > memory_limit() / static_cast<std::size_t>(n))
     return luaL_error(L, "resulting string too large");
   const std::size_t total = len * static_cast<std::size_t>(n);
-  // Scratch space owned by Lua, so that an error cannot leak it and the limit counts it.
-  auto* buf = static_cast<char*>(lua_newuserdata(L, total));
+  // Small results are built on the C stack; larger ones in scratch space owned by Lua, so that
+  // an error cannot leak it and the limit counts it.
+  char small[LUAL_BUFFERSIZE];
+  char* buf = total <= sizeof small ? small : static_cast<char*>(lua_newuserdata(L, total));
   std::memcpy(buf, s, len);
   for (std::size_t have = len; have < total;) {
     const std::size_t step = std::min(have, total - have);
