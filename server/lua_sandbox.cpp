@@ -101,7 +101,9 @@ lua_CFunction orig(const std::atomic<lua_CFunction>& f) {
 
 // Registry fields.
 constexpr const char* kJsonDefaults = "__kvlab_cjson_defaults";  // {{fn, {values}}, ...}
-const char* g_env_key = "";  // the scripts' environment (install_guards' env_key)
+// The registry field of the scripts' environment (install_guards' env_key). Every worker stores
+// the same pointer when it builds its state; relaxed, as for the originals above.
+std::atomic<const char*> g_env_key{""};
 
 // Set when a script changed cjson's settings (module-wide in lua-cjson): after_script() puts
 // them back. Per worker, as the state is.
@@ -156,7 +158,7 @@ const char* read_text(lua_State*, void* ud, std::size_t* size) {
 
 // Gives the function on top of the stack the scripts' environment.
 void set_script_env(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, g_env_key);
+  lua_getfield(L, LUA_REGISTRYINDEX, g_env_key.load(std::memory_order_relaxed));
   if (lua_istable(L, -1)) {
     lua_setfenv(L, -2);
   } else {
@@ -540,7 +542,7 @@ int load_text(lua_State* L, std::string_view text, const char* chunkname) {
 }
 
 void install_guards(lua_State* L, const char* env_key) {
-  g_env_key = env_key;
+  g_env_key.store(env_key, std::memory_order_relaxed);
   lua_pushcfunction(L, l_unpack);
   lua_setglobal(L, "unpack");
   lua_pushcfunction(L, l_loadstring);
