@@ -83,7 +83,7 @@ void encode_bytes(lua_State* L, const char* s, std::size_t len) {
 
 void encode_double(lua_State* L, double d) {
   unsigned char b[9];
-  const float f = static_cast<float>(d);
+  const float f = x86_to_float(d);
   if (d == static_cast<double>(f)) {
     std::uint32_t bits = 0;
     std::memcpy(&bits, &f, 4);
@@ -164,10 +164,8 @@ void encode_header(lua_State* L, std::uint64_t n, unsigned char fix, unsigned ch
   }
 }
 
-// x86-64's double -> int64 conversion (INT64_MIN out of range or NaN).
 std::int64_t to_i64(double n) {
-  if (!(n >= -9223372036854775808.0 && n < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<std::int64_t>(n);
+  return x86_to_int64(n);
 }
 
 // Whether the table on top holds exactly the keys 1..n (compared as int, as Redis's does: keys

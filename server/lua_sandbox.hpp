@@ -23,7 +23,10 @@
 // Thread safety: every function works on the calling thread's own lua_State only.
 #pragma once
 
+#include <cfloat>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 struct lua_State;
@@ -75,5 +78,21 @@ void after_script(lua_State* L);
 // (server/lua_struct.cpp, server/lua_cmsgpack.cpp): each pushes its table.
 int open_struct(lua_State* L);
 int open_cmsgpack(lua_State* L);
+
+// The conversions Redis's struct and cmsgpack leave to the x86-64 hardware, computed without
+// undefined behaviour so that the bytes match: a double to int64 (cvttsd2si: INT64_MIN when out
+// of range or NaN), and a double to float (IEEE round to nearest: beyond FLT_MAX, FLT_MAX up to
+// half an ulp above it, infinity from there).
+inline std::int64_t x86_to_int64(double n) {
+  if (!(n >= -9223372036854775808.0 && n < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<std::int64_t>(n);
+}
+inline float x86_to_float(double d) {
+  if (!std::isfinite(d) || std::fabs(d) <= static_cast<double>(FLT_MAX))
+    return static_cast<float>(d);
+  const double half_ulp_above = static_cast<double>(FLT_MAX) + 0x1p103;
+  const float magnitude = std::fabs(d) < half_ulp_above ? FLT_MAX : INFINITY;
+  return d < 0 ? -magnitude : magnitude;
+}
 
 }  // namespace kvlab::server::lua_sandbox

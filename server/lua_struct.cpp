@@ -114,12 +114,11 @@ void control_option(lua_State* L, int opt, const char** fmt, Header* h) {
   }
 }
 
-// x86-64's conversions of a double to 64-bit integers (cvttsd2si gives INT64_MIN out of range
-// and for NaN; the unsigned conversion compilers emit subtracts 2^63 first from values at or
-// above it, and a NaN fails that comparison).
+// x86-64's conversions of a double to 64-bit integers (x86_to_int64; the unsigned conversion
+// compilers emit subtracts 2^63 first from values at or above it, and a NaN fails that
+// comparison).
 std::int64_t to_i64(double n) {
-  if (!(n >= -9223372036854775808.0 && n < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<std::int64_t>(n);
+  return x86_to_int64(n);
 }
 std::uint64_t to_u64(double n) {
   if (!(n >= 9223372036854775808.0)) return static_cast<std::uint64_t>(to_i64(n));  // NaN too
@@ -181,7 +180,7 @@ int l_pack(lua_State* L) {
         luaL_addchar(&b, '\0');
         break;
       case 'f': {
-        const float f = static_cast<float>(luaL_checknumber(L, arg++));
+        const float f = x86_to_float(luaL_checknumber(L, arg++));
         char out[4];
         put_bytes(out, &f, 4, h.endian);
         luaL_addlstring(&b, out, 4);
