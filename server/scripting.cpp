@@ -24,6 +24,7 @@ int luaopen_bit(lua_State*);
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/lua_sandbox.hpp"
 #include "server/scripting.hpp"
 
 namespace kvlab::server {
@@ -140,6 +141,8 @@ bool find_script_body(std::string_view sha, std::string* body, std::string* key 
 }
 
 std::atomic<std::int64_t> g_busy_threshold_ms{5000};
+// set_kill_after_ms(): 0, or the run time after which a script is killed as by SCRIPT KILL.
+std::atomic<std::int64_t> g_kill_after_ms{0};
 
 // What SCRIPT KILL / FUNCTION KILL see of the script a worker runs. Written by the worker, read by
 // any thread; relaxed loads are enough for the fields (a KILL that misses a just-started script
@@ -178,9 +181,18 @@ constexpr const char* kFunctionsTable = "__kvlab_functions";
 
 // ---- Lua -> RESP (script results) ----
 
+// Pushes t[field] of the table at idx without metamethods. A script's value is read outside the
+// script's protected call, where a metamethod's error (a proxy's __index raises for missing
+// names) would be an unprotected error and abort the process.
+void raw_field(lua_State* L, int idx, const char* field) {
+  idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+  lua_pushstring(L, field);
+  lua_rawget(L, idx);
+}
+
 // Pushes t[field] when t (at -1) is a table with that field of type `type`; else pushes nothing.
 bool typed_field(lua_State* L, const char* field, int type) {
-  lua_getfield(L, -1, field);
+  raw_field(L, -1, field);
   if (lua_type(L, -1) == type) return true;
   lua_pop(L, 1);
   return false;
@@ -220,7 +232,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         r.error("ERR reached lua stack limit");
         break;
       }
-      lua_getfield(L, -1, "err");
+      raw_field(L, -1, "err");
       if (lua_type(L, -1) == LUA_TSTRING) {
         std::size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
@@ -229,7 +241,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         break;
       }
       lua_pop(L, 1);
-      lua_getfield(L, -1, "ok");
+      raw_field(L, -1, "ok");
       if (lua_type(L, -1) == LUA_TSTRING) {
         std::size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
@@ -257,8 +269,8 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
         break;
       }
       if (typed_field(L, "verbatim_string", LUA_TTABLE)) {
-        lua_getfield(L, -1, "format");
-        lua_getfield(L, -2, "string");
+        raw_field(L, -1, "format");
+        raw_field(L, -2, "string");
         if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
           std::size_t fn = 0, sn = 0;
           const char* f = lua_tolstring(L, -2, &fn);
@@ -424,14 +436,6 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
 
 // ---- redis.* ----
 
-// Raises {err = text} (redis.call errors are tables, so that no position is prepended).
-int raise_error_table(lua_State* L, std::string_view text) {
-  lua_newtable(L);
-  lua_pushlstring(L, text.data(), text.size());
-  lua_setfield(L, -2, "err");
-  return lua_error(L);
-}
-
 // Commands a script may not run (Redis 7.0's noscript flag, and its blocking commands).
 bool denied_in_script(std::string_view name) {
   static const std::unordered_set<std::string_view> kDenied = {
@@ -446,15 +450,18 @@ bool denied_in_script(std::string_view name) {
   return kDenied.count(name) != 0;
 }
 
-int redis_call_impl(lua_State* L, bool raise) {
+enum class CallOutcome { kReply, kErrorReply, kRefused };
+
+// The work of redis.call/pcall: pushes the command's reply (kReply, or kErrorReply for an error
+// reply), or sets *error when the call is refused (kRefused). It raises no Lua error: the
+// caller raises after this frame's C++ objects are gone (a Lua error unwinds with longjmp, past
+// their destructors, and every refused call leaked its arguments).
+CallOutcome redis_call_body(lua_State* L, std::string* error) {
   Engine& e = t_engine;
   const int argc = lua_gettop(L);
   auto fail = [&](std::string_view text) {
-    if (raise) return raise_error_table(L, text);
-    lua_newtable(L);
-    lua_pushlstring(L, text.data(), text.size());
-    lua_setfield(L, -2, "err");
-    return 1;
+    *error = std::string(text);
+    return CallOutcome::kRefused;
   };
   if (argc == 0) return fail("ERR Please specify at least one argument for this redis lib call");
   std::vector<std::string> args;
@@ -514,6 +521,10 @@ int redis_call_impl(lua_State* L, bool raise) {
   Buffer& buf = *scratch[level];
   buf.consume(buf.size());
   ++level;
+  // The command's reply is bounded by the data, not by the script: its conversion to Lua values
+  // must not fail half-way on the scripts' memory limit (a refusal inside this C++ frame would
+  // unwind past its destructors).
+  const bool enforced = lua_sandbox::set_enforced(L, false);
   {
     ReplyWriter w(buf, e.resp);
     CommandContext& outer = *e.ctx;
@@ -523,8 +534,27 @@ int redis_call_impl(lua_State* L, bool raise) {
   --level;
   std::size_t pos = 0;
   const std::string_view bytes = buf.view();
-  if (!push_reply(L, bytes, &pos)) return fail("ERR kvlab: malformed reply inside a script");
-  if (raise && bytes.size() > 0 && bytes[0] == '-') return lua_error(L);  // the {err=...} table
+  const bool parsed = push_reply(L, bytes, &pos);
+  lua_sandbox::set_enforced(L, enforced);
+  if (!parsed) return fail("ERR kvlab: malformed reply inside a script");
+  return bytes.size() > 0 && bytes[0] == '-' ? CallOutcome::kErrorReply : CallOutcome::kReply;
+}
+
+int redis_call_impl(lua_State* L, bool raise) {
+  CallOutcome outcome = CallOutcome::kReply;
+  {
+    std::string error;
+    outcome = redis_call_body(L, &error);
+    if (outcome == CallOutcome::kRefused) {
+      const bool enforced = lua_sandbox::set_enforced(L, false);  // cannot fail with error alive
+      lua_newtable(L);
+      lua_pushlstring(L, error.data(), error.size());
+      lua_setfield(L, -2, "err");
+      lua_sandbox::set_enforced(L, enforced);
+    }
+  }
+  // The {err = ...} table on top; no C++ object is alive past this point.
+  if (raise && outcome != CallOutcome::kReply) return lua_error(L);
   return 1;
 }
 int l_redis_call(lua_State* L) {
@@ -557,9 +587,15 @@ int l_pcall(lua_State* L) {
   return lua_gettop(L);
 }
 
-// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis).
+// Errors of the redis.* helpers: "ERR text" raised as a table, without a position (as Redis;
+// redis.call's errors are such tables too).
 int raise_plain(lua_State* L, std::string_view text) {
-  return raise_error_table(L, "ERR " + std::string(text));
+  lua_newtable(L);
+  lua_pushliteral(L, "ERR ");
+  lua_pushlstring(L, text.data(), text.size());
+  lua_concat(L, 2);
+  lua_setfield(L, -2, "err");
+  return lua_error(L);
 }
 
 // Pushes {field = text}.
@@ -746,6 +782,9 @@ int l_error_handler(lua_State* L) {
 void hook(lua_State* L, lua_Debug*) {
   RunSlot* slot = t_engine.slot;
   if (slot == nullptr) return;
+  const std::int64_t kill_after = g_kill_after_ms.load(std::memory_order_relaxed);
+  if (kill_after > 0 && steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >= kill_after)
+    slot->kill.store(true, std::memory_order_relaxed);
   // Past the threshold this worker's other clients get BUSY (or run SCRIPT/FUNCTION KILL), as in
   // Redis; clients of other workers are served normally unless they wait for the script's locks.
   if (t_engine.ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
@@ -865,7 +904,7 @@ void make_readonly(lua_State* L, lua_CFunction index) {
 int l_loading_redis_index(lua_State* L);
 
 lua_State* new_state() {
-  lua_State* L = luaL_newstate();
+  lua_State* L = lua_sandbox::new_state();
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"", luaopen_base},
                           {LUA_TABLIBNAME, luaopen_table},
                           {LUA_STRLIBNAME, luaopen_string},
@@ -927,6 +966,9 @@ lua_State* new_state() {
   lua_setglobal(L, "redis");
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
+  // Checked versions of the library functions with known bugs, and struct and cmsgpack
+  // (lua_sandbox.hpp), before the tables become read-only.
+  lua_sandbox::install_guards(L, "__kvlab_env");
   for (auto [name, fn] : {std::pair<const char*, lua_CFunction>{"pairs", l_pairs},
                           {"pcall", l_pcall},
                           {"next", l_next},
@@ -936,7 +978,8 @@ lua_State* new_state() {
     lua_pushcfunction(L, fn);
     lua_setglobal(L, name);
   }
-  for (const char* name : {"redis", "string", "math", "table", "coroutine", "cjson", "bit"}) {
+  for (const char* name :
+       {"redis", "string", "math", "table", "coroutine", "cjson", "bit", "struct", "cmsgpack"}) {
     lua_getglobal(L, name);
     if (!lua_istable(L, -1)) {
       lua_pop(L, 1);
@@ -955,6 +998,19 @@ lua_State* new_state() {
   lua_pushvalue(L, -1);
   lua_setfield(L, LUA_REGISTRYINDEX, "__kvlab_env");
   lua_setglobal(L, "_G");
+  // Strings share one metatable, whose __index is the string library: a script that changed it
+  // would change every string of every later script (CVE-2025-46818's class). Scripts cannot
+  // reach it: getmetatable('') answers its __metatable, a read-only view whose __index is the
+  // read-only `string`, as Redis's read-only metatable answers. No other basic type has a
+  // metatable, and without debug.setmetatable no script can give it one.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_newtable(L);
+  lua_getglobal(L, "string");
+  lua_setfield(L, -2, "__index");
+  make_readonly(L, nullptr);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
@@ -982,7 +1038,7 @@ bool compile(lua_State* L, std::string_view body, const char* chunk, std::string
     text[0] = '-';  // keep the shebang line as a comment so that line numbers stay right
     text[1] = '-';
   }
-  if (luaL_loadbuffer(L, text.data(), text.size(), chunk) != 0) {
+  if (lua_sandbox::load_text(L, text, chunk) != 0) {
     const char* m = lua_tostring(L, -1);
     *error = m != nullptr ? m : "?";
     lua_pop(L, 1);
@@ -1097,7 +1153,9 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   const bool was_in_exec = ctx.conn.in_exec;
   ctx.conn.in_exec = true;  // redis.call: the script's locks are held, no gate, no queuing
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
+  const bool enforced = lua_sandbox::set_enforced(L, true);
   const int rc = lua_pcall(L, nargs, 1, fn_at);
+  lua_sandbox::set_enforced(L, enforced);
   ctx.conn.in_exec = was_in_exec;
   e.ctx = nullptr;
   e.slot = nullptr;
@@ -1106,14 +1164,14 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   if (rc == 0) {
     lua_to_reply(L, ctx.reply, e.resp);
   } else if (lua_type(L, -1) == LUA_TTABLE) {
-    lua_getfield(L, -1, "err");
+    raw_field(L, -1, "err");
     std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
     lua_pop(L, 1);
-    lua_getfield(L, -1, "source");
+    raw_field(L, -1, "source");
     const char* source = lua_tostring(L, -1);
     std::string where = source != nullptr ? source : "?";
     lua_pop(L, 1);
-    lua_getfield(L, -1, "line");
+    raw_field(L, -1, "line");
     const long line = static_cast<long>(lua_tonumber(L, -1));
     lua_pop(L, 1);
     ctx.reply.error(text + " script: " + std::string(name) + ", on " + where + ":" +
@@ -1123,6 +1181,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     ctx.reply.error(std::string("ERR ") + (m != nullptr ? m : "error running script"));
   }
   lua_settop(L, fn_at - 1);
+  lua_sandbox::after_script(L);
   lua_gc(L, LUA_GCSTEP, 1);
 }
 
@@ -1232,10 +1291,10 @@ bool valid_name(std::string_view n) {
 
 // redis.register_function(name, callback) or redis.register_function{function_name=...,
 // callback=..., flags={...}, description=...}; errors as Redis 7.0's, raised without a position.
-int l_register_function(lua_State* L) {
-  Loading* ld = t_loading;
-  if (ld == nullptr) return l_register_function_at_runtime(L);
-  auto fail = [&](const char* text) { return raise_error_table(L, std::string("ERR ") + text); };
+// The work of redis.register_function: nullptr, or the error text (the caller raises, once this
+// frame's C++ objects are gone).
+const char* register_function_body(lua_State* L, Loading* ld) {
+  auto fail = [](const char* text) { return text; };
   Function f;
   int callback_at = 0;
   const int argc = lua_gettop(L);
@@ -1286,7 +1345,7 @@ int l_register_function(lua_State* L) {
       lua_pop(L, 1);
     }
     if (f.name.empty()) return fail("redis.register_function must get a function name argument");
-    lua_getfield(L, 1, "callback");
+    raw_field(L, 1, "callback");
     if (!lua_isfunction(L, -1)) return fail("redis.register_function must get a callback argument");
     callback_at = lua_gettop(L);
   } else {
@@ -1304,7 +1363,18 @@ int l_register_function(lua_State* L) {
   lua_setfield(L, -2, f.name.c_str());
   lua_pop(L, 1);
   ld->functions.push_back(std::move(f));
-  return 0;
+  return nullptr;
+}
+
+int l_register_function(lua_State* L) {
+  Loading* ld = t_loading;
+  if (ld == nullptr) return l_register_function_at_runtime(L);
+  const char* error = register_function_body(L, ld);
+  if (error == nullptr) return 0;
+  lua_newtable(L);
+  lua_pushfstring(L, "ERR %s", error);
+  lua_setfield(L, -2, "err");
+  return lua_error(L);
 }
 
 // While a library loads, `redis` offers only register_function, log, setresp and the constants
@@ -1394,7 +1464,9 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   t_loading = ld;
   t_load_deadline_ms = steady_ms() + 500;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
+  const bool enforced = lua_sandbox::set_enforced(L, true);
   const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
+  lua_sandbox::set_enforced(L, enforced);
   t_loading = nullptr;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
   lua_pushvalue(L, saved_redis);
@@ -1402,7 +1474,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   if (rc != 0) {
     std::string text = "?";
     if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "err");
+      raw_field(L, -1, "err");
       if (lua_isstring(L, -1)) text = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
@@ -1411,6 +1483,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
     ld->error = "ERR No functions registered";
   }
   lua_settop(L, saved_redis - 3);
+  lua_sandbox::after_script(L);
   return ld->error.empty();
 }
 
@@ -1483,7 +1556,7 @@ bool add_library(std::string_view code, bool replace, bool restoring, std::strin
   lua_State* L = new_state();
   Loading ld;
   const bool ok = load_library_code(L, code, &ld);
-  lua_close(L);
+  lua_sandbox::close_state(L);
   if (!ok) {
     *error = ld.error;
     return false;
@@ -1599,6 +1672,9 @@ std::int64_t busy_threshold_ms() {
 }
 void set_busy_threshold_ms(std::int64_t ms) {
   g_busy_threshold_ms.store(ms, std::memory_order_relaxed);
+}
+void set_kill_after_ms(std::int64_t ms) {
+  g_kill_after_ms.store(ms, std::memory_order_relaxed);
 }
 
 void eval_cmd(CommandContext& ctx) {

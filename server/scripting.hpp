@@ -36,6 +36,10 @@ namespace scripting {
 // busy-reply-threshold / lua-time-limit in milliseconds (CONFIG GET/SET; default 5000).
 std::int64_t busy_threshold_ms();
 void set_busy_threshold_ms(std::int64_t ms);
+// For harnesses that run scripts with nobody to send SCRIPT KILL (tests/fuzz/lua_fuzz.cpp): a
+// script still running after ms milliseconds is killed as SCRIPT KILL kills it, written or not.
+// 0 (the server's setting) never kills. Relaxed: the hook reads it every 100,000 instructions.
+void set_kill_after_ms(std::int64_t ms);
 
 // CLIENT PAUSE WRITE: whether EVAL/EVALSHA (fcall false) or FCALL (fcall true) with this argv
 // may write, as Redis 7.0 judges it before running: a script or function flagged no-writes may

@@ -178,6 +178,10 @@ const std::vector<std::vector<std::string>> kSameAsRedis = {
     {"FUNCTION", "LOAD", "#!lua name=t3\nredis.register_function('bad name!', function() end)"},
     {"EVAL", "redis.call('set', KEYS[1], 0.1) return redis.call('get', KEYS[1])", "1", "f"},
     {"EVAL", "return {1e20, -1e20}", "0"},
+    // A result is read without metamethods (the globals' proxy raises for missing names).
+    {"EVAL", "return _G", "0"},
+    {"EVAL", "return {string, _G, 1}", "0"},
+    {"EVAL", "return setmetatable({1}, {__index = function() error('x') end})", "0"},
     {"FCALL", "f1", "1", "k", "a"},
     {"FCALL", "f2", "1", "k", "a"},
     {"FCALL_RO", "f1", "1", "k", "a"},
@@ -306,6 +310,25 @@ TEST_SUITE("server") {
 
   // kvlab has no Lua debugger. redis-cli --ldb sends SCRIPT DEBUG YES, ignores the answer and
   // sends EVAL, which Redis would run in a throw-away fork: kvlab must not run it for real.
+  // Redis 7.0.15 itself dies on the first of these; kvlab answers an error and stays up.
+  TEST_CASE("an error object with metamethods is read without running them") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client c(s.port());
+    const Reply plain =
+        c.cmd({"EVAL", "error(setmetatable({}, {__index = function() error('x') end}))", "0"});
+    CHECK(plain.is_error());
+    CHECK(plain.str.rfind("ERR unknown error", 0) == 0);
+    const Reply coded =
+        c.cmd({"EVAL", "error(setmetatable({err = 'E1 x'}, {__index = function() error('y') end}))",
+               "0"});
+    CHECK(coded.str.rfind("E1 x script: ", 0) == 0);
+    const Reply lib = c.cmd({"FUNCTION", "LOAD",
+                             "#!lua name=z\nerror(setmetatable({}, {__index = function() "
+                             "error('x') end}))"});
+    CHECK(lib.str == "ERR Error registering functions: ?");
+    CHECK(c.cmd({"PING"}).is_status("PONG"));
+  }
+
   TEST_CASE("SCRIPT DEBUG YES is refused and keeps the connection's scripts from running") {
     kvtest::ServerProcess s({"--threads", "1"});
     Client c(s.port()), other(s.port());

@@ -1,0 +1,1 @@
+return loadstring(string.dump(function() return 7 end))

@@ -1,0 +1,1 @@
+return cjson.decode(string.rep('[', 2000) .. string.rep(']', 2000))

@@ -1,0 +1,1 @@
+local j = cjson.new() j.decode_max_depth(3) return j.encode(j.decode('[[1]]'))

@@ -1,0 +1,1 @@
+cjson.encode_max_depth(1) cjson.encode_sparse_array(true, 0, 0) return cjson.encode({[1000]=1})

@@ -1,0 +1,1 @@
+return {pcall(cmsgpack.unpack, '\221\0\0\0\9\1')}

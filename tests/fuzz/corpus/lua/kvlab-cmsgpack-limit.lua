@@ -1,0 +1,1 @@
+local p = cmsgpack.pack(1, 2, 3) return {cmsgpack.unpack_limit(p, 2, 1), cmsgpack.unpack_one(p, 2)}

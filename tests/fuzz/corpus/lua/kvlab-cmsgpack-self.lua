@@ -1,0 +1,1 @@
+local a = {} a[1] = a a[2] = a return #cmsgpack.pack(a)

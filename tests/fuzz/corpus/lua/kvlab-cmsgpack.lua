@@ -1,0 +1,1 @@
+return {cmsgpack.unpack(cmsgpack.pack({1, {a = 2.5}, 'x', true, -70000}, 2^40, 0/0))}

@@ -1,0 +1,1 @@
+local n = 0 return load(function() n = n + 1 collectgarbage() if n < 3 then return 'return 1 ' end end, '=c')()

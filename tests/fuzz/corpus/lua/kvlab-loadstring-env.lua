@@ -1,0 +1,1 @@
+loadstring('string = nil; x = 1')() return x

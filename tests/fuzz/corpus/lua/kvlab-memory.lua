@@ -1,0 +1,1 @@
+local t = {} for i = 1, 64 do t[i] = string.rep('x', 2^24) .. i end return #t

@@ -1,0 +1,1 @@
+local m = getmetatable('') m.__metatable = nil rawset(m, '__index', {}) return m

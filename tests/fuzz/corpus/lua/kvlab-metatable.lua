@@ -1,0 +1,1 @@
+getmetatable('').__index = function() return 1 end return ('x'):len()

@@ -1,0 +1,1 @@
+local ok, e = pcall(redis.call, 'nosuch') return {tostring(ok), e}

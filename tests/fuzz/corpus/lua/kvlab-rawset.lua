@@ -1,0 +1,1 @@
+for _, t in ipairs({string, redis, cjson, bit, struct, cmsgpack, _G}) do pcall(rawset, t, 'x', 1) pcall(setmetatable, t, {}) end return 1

@@ -1,0 +1,1 @@
+redis.call('set', 'k', 'v') redis.call('rpush', 'l', 1, 2, 3) return {redis.call('get', 'k'), redis.call('lrange', 'l', 0, -1)}

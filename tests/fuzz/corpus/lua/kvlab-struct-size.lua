@@ -1,0 +1,1 @@
+return {struct.size('!8 b d i3'), pcall(struct.pack, 'i99999999999', 1)}

@@ -1,0 +1,1 @@
+return {struct.unpack('>!4 b i h c0 s', struct.pack('>!4 b i h c0 s', 1, -2, 3, 'ab', 'cd'))}

@@ -1,0 +1,1 @@
+local t = {1, 2, 3} table.remove(t, 0) table.insert(t, -3, 9) return t

@@ -1,0 +1,1 @@
+return {bit.tohex(65535, -2147483648), bit.tohex(1, 2147483648), bit.tohex(-1)}

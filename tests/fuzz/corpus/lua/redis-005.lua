@@ -1,0 +1,1 @@
+local a = {}; setmetatable(a,{__index=function() foo() end}) return a

@@ -1,0 +1,1 @@
+local a = {}; setmetatable(a,{__index=function() redis.call('set', 'x', '1') end}) return a

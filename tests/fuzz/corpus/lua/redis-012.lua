@@ -1,0 +1,1 @@
+return {err='ERR this is an error'}

@@ -1,0 +1,3 @@
+            local foo = redis.pcall('set',KEYS[1],'myval')
+            return {type(foo),foo['ok']}
+        

@@ -1,0 +1,3 @@
+            local foo = redis.pcall('incr',KEYS[1])
+            return {type(foo),foo['err']}
+        

@@ -1,0 +1,3 @@
+            local foo = redis.pcall('get',KEYS[1])
+            return {type(foo),foo == false}
+        

@@ -1,0 +1,1 @@
+return redis.pcall('select','9')

@@ -1,0 +1,1 @@
+return redis.pcall('blpop','x',0)

@@ -1,0 +1,1 @@
+return redis.pcall('brpop','empty_list',0)

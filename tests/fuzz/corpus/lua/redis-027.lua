@@ -1,0 +1,1 @@
+return redis.pcall('brpoplpush','empty_list1', 'empty_list2',0)

@@ -1,0 +1,1 @@
+return redis.pcall('blmove','empty_list1', 'empty_list2', 'LEFT', 'LEFT', 0)

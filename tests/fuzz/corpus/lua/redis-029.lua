@@ -1,0 +1,1 @@
+return redis.pcall('bzpopmin','empty_zset', 0)

@@ -1,0 +1,1 @@
+return redis.pcall('bzpopmax','empty_zset', 0)

@@ -1,0 +1,1 @@
+return redis.pcall('xread','STREAMS','s','$')

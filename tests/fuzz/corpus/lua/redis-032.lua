@@ -1,0 +1,1 @@
+return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')

@@ -1,0 +1,1 @@
+return redis.pcall('xreadgroup','group','g','c','STREAMS','s','>')

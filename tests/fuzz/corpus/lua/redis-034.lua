@@ -1,0 +1,1 @@
+return redis.pcall('xreadgroup','group','g','c','BLOCK',0,'STREAMS','s','>')

@@ -1,0 +1,1 @@
+return redis.call('sort',KEYS[1],'desc')

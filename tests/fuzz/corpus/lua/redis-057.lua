@@ -1,0 +1,1 @@
+return redis.sha1hex('')

@@ -1,0 +1,2 @@
+            math.randomseed(ARGV[1]); return tostring(math.random())
+        

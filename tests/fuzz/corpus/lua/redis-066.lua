@@ -1,0 +1,1 @@
+return redis.call('spop', KEYS[1])

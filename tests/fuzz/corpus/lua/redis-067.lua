@@ -1,0 +1,1 @@
+return redis.call('mget', 'a{t}', 'b{t}', 'c{t}', 'd{t}')

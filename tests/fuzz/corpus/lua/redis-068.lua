@@ -1,0 +1,1 @@
+return redis.call('expire', KEYS[1], ARGV[1])

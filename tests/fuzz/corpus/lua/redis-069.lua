@@ -1,0 +1,1 @@
+redis.call('hmget', KEYS[1], 1, 2, 3)

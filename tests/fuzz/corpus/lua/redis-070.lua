@@ -1,0 +1,1 @@
+redis.call('incrbyfloat', KEYS[1], 1)

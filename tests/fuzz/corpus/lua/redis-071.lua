@@ -1,0 +1,1 @@
+redis.call('set', KEYS[1], '1', 'KEEPTTL')

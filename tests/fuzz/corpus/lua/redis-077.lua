@@ -1,0 +1,2 @@
+                  redis.sha1hex()
+            

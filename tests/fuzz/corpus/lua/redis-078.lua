@@ -1,0 +1,1 @@
+redis.setresp(3); return redis.call('hgetall', KEYS[1])

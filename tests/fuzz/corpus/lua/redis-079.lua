@@ -1,0 +1,1 @@
+redis.setresp(2); return redis.call('hgetall', KEYS[1])

@@ -1,0 +1,1 @@
+local a = {}; local b = {a}; a[1] = b; return a

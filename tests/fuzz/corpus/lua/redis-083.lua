@@ -1,0 +1,3 @@
+             redis.call("DEL", "key")
+             return redis.call("EXISTS", "key")
+        

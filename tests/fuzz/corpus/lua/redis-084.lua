@@ -1,0 +1,2 @@
+            return redis.acl_check_cmd('set','xx',1)
+        

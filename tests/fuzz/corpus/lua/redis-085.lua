@@ -1,0 +1,2 @@
+            return redis.acl_check_cmd('hset','xx','f',1)
+        

@@ -1,0 +1,2 @@
+            return loadstring(string.dump(function() return 1 end))()
+        

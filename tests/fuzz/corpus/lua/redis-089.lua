@@ -1,0 +1,2 @@
+                setmetatable(_G, {})
+            

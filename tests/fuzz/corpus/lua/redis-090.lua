@@ -1,0 +1,3 @@
+                local g = getmetatable(_G)
+                g.__index = {}
+            

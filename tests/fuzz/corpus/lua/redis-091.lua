@@ -1,0 +1,2 @@
+                redis = function() return 1 end
+            

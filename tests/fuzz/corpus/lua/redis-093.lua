@@ -1,0 +1,2 @@
+                redis.call = function() return 1 end
+            

@@ -1,0 +1,2 @@
+                cjson.encode = function() return 1 end
+            

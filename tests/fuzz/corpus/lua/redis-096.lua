@@ -1,0 +1,2 @@
+                bit.lshift = function() return 1 end
+            

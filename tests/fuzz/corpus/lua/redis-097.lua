@@ -1,0 +1,2 @@
+                loadfile('some file')
+            

@@ -1,0 +1,2 @@
+                dofile('some file')
+            

@@ -1,0 +1,4 @@
+                local f = function() return 1 end
+                getfenv(f)
+                return 0
+            

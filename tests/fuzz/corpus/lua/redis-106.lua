@@ -1,0 +1,1 @@
+for i=1,100000 do redis.call('ping') end return 'ok'

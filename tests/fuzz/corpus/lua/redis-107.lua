@@ -1,0 +1,1 @@
+redis.call('incr',KEYS[1]); redis.call('nonexisting')

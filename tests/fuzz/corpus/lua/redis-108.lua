@@ -1,0 +1,1 @@
+return redis.call('incr',KEYS[1])

@@ -1,0 +1,3 @@
+                redis.call('set','foo','bar');
+                return redis.replicate_commands();
+            

@@ -1,0 +1,3 @@
+                        redis.replicate_commands()
+                        return math.random()*100000;
+                    

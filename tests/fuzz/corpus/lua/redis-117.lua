@@ -1,0 +1,2 @@
+                        return math.random()*100000;
+                    

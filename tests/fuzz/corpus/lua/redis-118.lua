@@ -1,0 +1,2 @@
+                redis.call('set','time',redis.call('time')[1])
+            

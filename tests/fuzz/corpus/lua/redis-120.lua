@@ -1,0 +1,3 @@
+#!not-lua
+                return 1
+            

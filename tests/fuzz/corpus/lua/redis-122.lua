@@ -1,0 +1,3 @@
+#!lua badger=data
+                return 1
+            

@@ -1,0 +1,3 @@
+#!lua flags=allow-oom,what?
+                return 1
+            

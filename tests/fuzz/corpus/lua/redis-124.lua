@@ -1,0 +1,3 @@
+                redis.call('set','x',1)
+                return 1
+            

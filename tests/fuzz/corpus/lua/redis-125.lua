@@ -1,0 +1,2 @@
+                return redis.call('get','x')
+            

@@ -1,0 +1,3 @@
+#!lua flags=
+                return 1
+            

@@ -1,0 +1,4 @@
+#!lua flags=no-writes
+                redis.call('get','x')
+                return 1
+            

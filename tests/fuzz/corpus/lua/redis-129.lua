@@ -1,0 +1,3 @@
+                redis.call('get','x')
+                return 1
+            

@@ -1,0 +1,4 @@
+#!lua flags=no-writes
+                redis.call('set','x',1)
+                return 1
+            

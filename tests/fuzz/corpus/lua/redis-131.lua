@@ -1,0 +1,3 @@
+#!lua flags=no-writes
+                    return redis.call('get','x')
+                

@@ -1,0 +1,3 @@
+#!lua
+                    return redis.call('get','x')
+                

@@ -1,0 +1,3 @@
+#!lua
+                return 1
+            

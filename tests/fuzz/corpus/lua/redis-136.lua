@@ -1,0 +1,2 @@
+                return redis.call('set','x', 1)
+            

@@ -1,0 +1,3 @@
+#!lua flags=no-writes
+                return 1
+            

@@ -1,0 +1,3 @@
+#!lua flags=allow-stale,no-writes
+                return 1
+            

@@ -1,0 +1,3 @@
+#!lua flags=allow-stale,no-writes
+                return redis.call('get','x')
+            

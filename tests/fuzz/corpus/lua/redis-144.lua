@@ -1,0 +1,1 @@
+return redis.call('select',99)

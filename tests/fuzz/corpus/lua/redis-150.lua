@@ -1,0 +1,1 @@
+error(redis.error_reply("X\r\n+INJECTED"))

@@ -1,0 +1,1 @@
+return redis.status_reply("MY_OK_CODE custom msg")

@@ -1,0 +1,1 @@
+local status, res = pcall(function() return 1 end); return 'status: ' .. tostring(status) .. ' result: ' .. res

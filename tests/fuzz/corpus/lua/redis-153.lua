@@ -1,0 +1,1 @@
+local status, res = pcall(function() return foo end); return 'status: ' .. tostring(status) .. ' result: ' .. res

@@ -1,0 +1,3 @@
+                local x={}
+                return redis.call("ping", x)
+            
