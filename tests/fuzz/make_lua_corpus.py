@@ -1,18 +1,21 @@
 #!/usr/bin/python3
-"""Writes the lua fuzz target's seed corpus (tests/fuzz/corpus/lua) from script test suites.
+"""Writes seed corpora for the lua fuzz target from script test suites.
 
-    /usr/bin/python3 tests/fuzz/make_lua_corpus.py [REDIS_SCRIPTING_TCL]
+    /usr/bin/python3 tests/fuzz/make_lua_corpus.py --kvlab         # tests/fuzz/corpus/lua (checked in)
+    /usr/bin/python3 tests/fuzz/make_lua_corpus.py --redis OUT_DIR [REDIS_SCRIPTING_TCL]
         (default /var/cache/kvlab-redis-src/src/tests/unit/scripting.tcl)
 
 Seeds, one script per file (the target's input is the script's text):
-  redis-NNN.lua  every script body of Redis's tests/unit/scripting.tcl (`run_script {...}` and
-                 `r eval {...}`): the language, the libraries and the sandbox as Redis tests them;
   kvlab-*.lua    the sandbox tricks, limits and struct/cmsgpack scripts of
                  tests/server/scripting_sandbox_test.cpp and tests/security/cases_lua.py, written
-                 out below, so that the fuzzer starts at the guards' edges.
+                 out below, so that the fuzzer starts at the guards' edges; checked in.
+  redis-NNN.lua  every script body of Redis's tests/unit/scripting.tcl (`run_script {...}` and
+                 `r eval {...}`): the language, the libraries and the sandbox as Redis tests them.
+                 Redis's test text is not ours to check in: tests/fuzz/run.sh writes these into its
+                 scratch corpus when the Debian source package is in its cache (.ci/run fetches it).
 The seeds are a starting point: the fuzzer mutates them. Inputs the target skips (MIGRATE,
 CLUSTER, string.rep with a pattern function: lua_fuzz.cpp) are left out. The fuzzer's finds are
-added to the same folder by hand (crash-* inputs, after the fix).
+added to the checked-in folder by hand (crash-* inputs, after the fix).
 """
 import os
 import re
@@ -80,10 +83,8 @@ def skipped(script):
     return "rep" in s and any(w in s for w in ("find", "match", "gsub", "gmatch"))
 
 
-def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else \
-        "/var/cache/kvlab-redis-src/src/tests/unit/scripting.tcl"
-    os.makedirs(OUT, exist_ok=True)
+def write_redis(out, src):
+    os.makedirs(out, exist_ok=True)
     n = 0
     seen = set()
     for body in tcl_bodies(open(src, encoding="utf-8", errors="replace").read()):
@@ -92,12 +93,28 @@ def main():
             continue
         seen.add(body)
         n += 1
-        with open(os.path.join(OUT, "redis-%03d.lua" % n), "w") as f:
+        with open(os.path.join(out, "redis-%03d.lua" % n), "w") as f:
             f.write(body)
+    print("%d scripts from %s in %s" % (n, src, out))
+
+
+def write_kvlab():
+    os.makedirs(OUT, exist_ok=True)
     for name, body in KVLAB_SEEDS.items():
         with open(os.path.join(OUT, "kvlab-%s.lua" % name), "w") as f:
             f.write(body)
-    print("%d scripts from %s, %d of kvlab's, in %s" % (n, src, len(KVLAB_SEEDS), OUT))
+    print("%d of kvlab's scripts in %s" % (len(KVLAB_SEEDS), OUT))
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--redis":
+        src = sys.argv[3] if len(sys.argv) > 3 else \
+            "/var/cache/kvlab-redis-src/src/tests/unit/scripting.tcl"
+        write_redis(sys.argv[2], src)
+    elif sys.argv[1:] == ["--kvlab"]:
+        write_kvlab()
+    else:
+        sys.exit(__doc__)
 
 
 if __name__ == "__main__":

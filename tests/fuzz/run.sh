@@ -75,6 +75,12 @@ for target in "${targets[@]}"; do
   dict="$root/tests/fuzz/$target.dict"
   [ -f "$dict" ] || dict="$root/tests/fuzz/resp.dict"
   mkdir -p "$out/corpus/$target"
+  # Redis's own scripts as extra seeds, from the Debian source package when it is cached (its
+  # text is not checked in; tests/fuzz/make_lua_corpus.py).
+  redis_tcl=/var/cache/kvlab-redis-src/src/tests/unit/scripting.tcl
+  if [ "$target" = lua ] && [ -f "$redis_tcl" ]; then
+    /usr/bin/python3 "$root/tests/fuzz/make_lua_corpus.py" --redis "$out/corpus/lua" "$redis_tcl"
+  fi
   echo "== $target: fuzzing for ${seconds}s"
   if ! (cd "$out" && "$bin" -max_total_time="$seconds" -max_len="${max_len[$target]}" -timeout=10 \
         -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \

@@ -1,1 +1,0 @@
-local a = {}; setmetatable(a,{__index=function() foo() end}) return a

@@ -1,1 +1,0 @@
-local a = {}; setmetatable(a,{__index=function() redis.call('set', 'x', '1') end}) return a

@@ -1,1 +1,0 @@
-return {err='ERR this is an error'}

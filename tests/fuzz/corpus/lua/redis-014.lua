@@ -1,1 +1,0 @@
-return {KEYS[1],KEYS[2],ARGV[1],ARGV[2]}

@@ -1,3 +1,0 @@
-            local foo = redis.pcall('set',KEYS[1],'myval')
-            return {type(foo),foo['ok']}
-        

@@ -1,3 +1,0 @@
-            local foo = redis.pcall('get',KEYS[1])
-            return {type(foo),foo == false}
-        

@@ -1,1 +1,0 @@
-return redis.pcall('get',KEYS[1])

@@ -1,1 +1,0 @@
-return redis.pcall('select','9')

@@ -1,1 +1,0 @@
-return redis.pcall('blpop','x',0)

@@ -1,1 +1,0 @@
-return redis.pcall('brpop','empty_list',0)

@@ -1,1 +1,0 @@
-return redis.pcall('brpoplpush','empty_list1', 'empty_list2',0)

@@ -1,1 +1,0 @@
-return redis.pcall('blmove','empty_list1', 'empty_list2', 'LEFT', 'LEFT', 0)

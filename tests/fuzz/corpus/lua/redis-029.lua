@@ -1,1 +1,0 @@
-return redis.pcall('bzpopmin','empty_zset', 0)

@@ -1,1 +1,0 @@
-return redis.pcall('bzpopmax','empty_zset', 0)

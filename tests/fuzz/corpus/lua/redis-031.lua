@@ -1,1 +1,0 @@
-return redis.pcall('xread','STREAMS','s','$')

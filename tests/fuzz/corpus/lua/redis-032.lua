@@ -1,1 +1,0 @@
-return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')

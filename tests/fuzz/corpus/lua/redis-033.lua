@@ -1,1 +1,0 @@
-return redis.pcall('xreadgroup','group','g','c','STREAMS','s','>')

@@ -1,1 +1,0 @@
-return redis.pcall('xreadgroup','group','g','c','BLOCK',0,'STREAMS','s','>')

@@ -1,1 +1,0 @@
-redis.call('lpush',KEYS[1],'val')

@@ -1,3 +1,0 @@
-local decoded = cjson.decode('{"keya": "a", "keyb": "b"}')
-                return {decoded.keya, decoded.keyb}
-        

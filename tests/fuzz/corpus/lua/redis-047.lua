@@ -1,7 +1,0 @@
-local encoded = cmsgpack.pack(0.1)
-                local h = ""
-                for i = 1, #encoded do
-                    h = h .. string.format("%02x",string.byte(encoded,i))
-                end
-                return h
-        

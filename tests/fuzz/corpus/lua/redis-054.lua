@@ -1,1 +1,0 @@
-return redis.call('sort',KEYS[1],'desc')

@@ -1,1 +1,0 @@
-return redis.sha1hex('')

@@ -1,1 +1,0 @@
-return tostring(math.random())

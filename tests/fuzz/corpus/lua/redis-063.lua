@@ -1,2 +1,0 @@
-            math.randomseed(ARGV[1]); return tostring(math.random())
-        

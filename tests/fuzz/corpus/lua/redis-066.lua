@@ -1,1 +1,0 @@
-return redis.call('spop', KEYS[1])

@@ -1,1 +1,0 @@
-return redis.call('mget', 'a{t}', 'b{t}', 'c{t}', 'd{t}')

@@ -1,1 +1,0 @@
-return redis.call('expire', KEYS[1], ARGV[1])

@@ -1,1 +1,0 @@
-redis.call('hmget', KEYS[1], 1, 2, 3)

@@ -1,1 +1,0 @@
-redis.call('incrbyfloat', KEYS[1], 1)

@@ -1,1 +1,0 @@
-redis.call('set', KEYS[1], '1', 'KEEPTTL')

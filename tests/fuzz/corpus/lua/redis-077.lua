@@ -1,2 +1,0 @@
-                  redis.sha1hex()
-            

@@ -1,1 +1,0 @@
-redis.setresp(3); return redis.call('hgetall', KEYS[1])

@@ -1,1 +1,0 @@
-redis.setresp(2); return redis.call('hgetall', KEYS[1])

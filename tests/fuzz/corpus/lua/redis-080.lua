@@ -1,1 +1,0 @@
-local a = {}; local b = {a}; a[1] = b; return a

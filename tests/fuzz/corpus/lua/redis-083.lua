@@ -1,3 +1,0 @@
-             redis.call("DEL", "key")
-             return redis.call("EXISTS", "key")
-        

@@ -1,2 +1,0 @@
-            return redis.acl_check_cmd('invalid-cmd','arg')
-        

@@ -1,2 +1,0 @@
-            return loadstring(string.dump(function() return 1 end))()
-        

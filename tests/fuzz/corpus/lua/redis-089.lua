@@ -1,2 +1,0 @@
-                setmetatable(_G, {})
-            

@@ -1,3 +1,0 @@
-                local g = getmetatable(_G)
-                g.__index = {}
-            

@@ -1,2 +1,0 @@
-                redis = function() return 1 end
-            

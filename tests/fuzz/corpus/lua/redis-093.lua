@@ -1,2 +1,0 @@
-                redis.call = function() return 1 end
-            

@@ -1,2 +1,0 @@
-                cjson.encode = function() return 1 end
-            

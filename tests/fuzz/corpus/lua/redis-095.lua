@@ -1,2 +1,0 @@
-                cmsgpack.pack = function() return 1 end
-            

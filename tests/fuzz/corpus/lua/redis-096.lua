@@ -1,2 +1,0 @@
-                bit.lshift = function() return 1 end
-            

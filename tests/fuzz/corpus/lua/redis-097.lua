@@ -1,2 +1,0 @@
-                loadfile('some file')
-            

@@ -1,4 +1,0 @@
-                local f = function() return 1 end
-                setfenv(f, {})
-                return 0
-            

@@ -1,4 +1,0 @@
-                local f = function() return 1 end
-                getfenv(f)
-                return 0
-            

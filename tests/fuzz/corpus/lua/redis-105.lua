@@ -1,3 +1,0 @@
-                getmetatable(newproxy(true)).__gc = function() return 1 end
-                return 0
-            

@@ -1,1 +1,0 @@
-for i=1,100000 do redis.call('ping') end return 'ok'

@@ -1,1 +1,0 @@
-redis.call('incr',KEYS[1]); redis.call('nonexisting')

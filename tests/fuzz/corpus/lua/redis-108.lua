@@ -1,1 +1,0 @@
-return redis.call('incr',KEYS[1])

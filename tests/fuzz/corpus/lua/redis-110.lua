@@ -1,1 +1,0 @@
-if tonumber(ARGV[1]) > 0 then redis.call('incr', KEYS[1]) end

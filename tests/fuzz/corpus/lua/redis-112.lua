@@ -1,3 +1,0 @@
-                redis.call('set','foo','bar');
-                return redis.replicate_commands();
-            

@@ -1,2 +1,0 @@
-                    redis.set_repl(redis.REPL_ALL);
-                

@@ -1,2 +1,0 @@
-                    redis.set_repl(12345);
-                

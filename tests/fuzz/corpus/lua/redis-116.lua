@@ -1,3 +1,0 @@
-                        redis.replicate_commands()
-                        return math.random()*100000;
-                    

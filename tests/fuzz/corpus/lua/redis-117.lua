@@ -1,2 +1,0 @@
-                        return math.random()*100000;
-                    

@@ -1,2 +1,0 @@
-                redis.call('set','time',redis.call('time')[1])
-            

@@ -1,4 +1,0 @@
-            redis.call("SET", "key", "value", "PX", "1")
-            redis.call("DEBUG", "SLEEP", 0.01)
-            return redis.call("EXISTS", "key")
-        

@@ -1,3 +1,0 @@
-#!not-lua
-                return 1
-            

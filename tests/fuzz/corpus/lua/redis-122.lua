@@ -1,3 +1,0 @@
-#!lua badger=data
-                return 1
-            

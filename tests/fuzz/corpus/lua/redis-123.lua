@@ -1,3 +1,0 @@
-#!lua flags=allow-oom,what?
-                return 1
-            

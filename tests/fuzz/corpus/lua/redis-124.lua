@@ -1,3 +1,0 @@
-                redis.call('set','x',1)
-                return 1
-            

@@ -1,3 +1,0 @@
-#!lua flags=
-                return 1
-            

@@ -1,4 +1,0 @@
-#!lua flags=allow-oom
-                redis.call('set','x',1)
-                return 1
-            

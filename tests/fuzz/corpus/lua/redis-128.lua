@@ -1,4 +1,0 @@
-#!lua flags=no-writes
-                redis.call('get','x')
-                return 1
-            

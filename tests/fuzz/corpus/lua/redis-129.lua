@@ -1,3 +1,0 @@
-                redis.call('get','x')
-                return 1
-            

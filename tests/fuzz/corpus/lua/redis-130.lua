@@ -1,4 +1,0 @@
-#!lua flags=no-writes
-                redis.call('set','x',1)
-                return 1
-            

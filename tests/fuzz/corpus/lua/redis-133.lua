@@ -1,3 +1,0 @@
-#!lua
-                return 1
-            

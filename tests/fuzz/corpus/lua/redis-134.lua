@@ -1,3 +1,0 @@
-#!lua flags=no-writes
-                return redis.call('get','x')
-            

@@ -1,3 +1,0 @@
-#!lua
-                return redis.call('get','x')
-            

@@ -1,2 +1,0 @@
-                return redis.call('set','x', 1)
-            

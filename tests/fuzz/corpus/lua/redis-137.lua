@@ -1,3 +1,0 @@
-#!lua flags=no-writes
-                return 1
-            

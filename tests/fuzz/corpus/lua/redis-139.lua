@@ -1,3 +1,0 @@
-#!lua flags=allow-stale,no-writes
-                return redis.call('get','x')
-            

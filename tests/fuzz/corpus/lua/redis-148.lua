@@ -1,1 +1,0 @@
-return redis.error_reply("MY_ERR_CODE custom msg")

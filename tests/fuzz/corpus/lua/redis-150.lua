@@ -1,1 +1,0 @@
-error(redis.error_reply("X\r\n+INJECTED"))

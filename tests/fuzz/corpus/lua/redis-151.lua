@@ -1,1 +1,0 @@
-return redis.status_reply("MY_OK_CODE custom msg")

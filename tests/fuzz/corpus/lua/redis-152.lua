@@ -1,1 +1,0 @@
-local status, res = pcall(function() return 1 end); return 'status: ' .. tostring(status) .. ' result: ' .. res

@@ -1,1 +1,0 @@
-local status, res = pcall(function() return foo end); return 'status: ' .. tostring(status) .. ' result: ' .. res

@@ -1,3 +1,0 @@
-                local x={}
-                return redis.call("ping", x)
-            

@@ -1,2 +1,0 @@
-                return redis.call("ping", "asdf")
-            
