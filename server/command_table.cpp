@@ -692,6 +692,7 @@ void dispatch(CommandContext& ctx) {
   if (ctx.top_level && postpone_if_paused(ctx, cmd)) return;
   if (queuing && !(top->flags & kTxControl)) {
     conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
+    for (std::string_view a : ctx.argv) conn.tx->bytes += a.size();
     ctx.reply.simple("QUEUED");
     ctx.counted = true;  // counted when EXEC runs it, not rejected
     return;
