@@ -99,6 +99,28 @@ bool make_sockaddr(const std::string& bind, int port, sockaddr_storage* sa, sock
   return true;
 }
 
+// accept(2) reports network errors already pending on the new connection (and a connection that
+// was reset while it waited) as its own failure; the listener is fine and the next pending
+// connection may be accepted at once. Returning to the event loop instead, with a log line each,
+// let a peer that provokes such errors slow every other client's accept and flood the log
+// (CVE-2025-48367). These are retried silently, within accept_all()'s bound.
+bool accept_error_is_transient(int e) {
+  switch (e) {
+    case ECONNABORTED:
+    case ENETDOWN:
+    case EPROTO:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void add_relaxed(std::atomic<std::uint64_t>& c, std::uint64_t n) {
   bump(c, n);
 }
@@ -427,7 +449,7 @@ void Worker::accept_all() {
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len,
                              SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EINTR || accept_error_is_transient(errno)) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of descriptors: the listener stays readable, so a level-triggered loop would spin.
         // Stop watching it for 100 ms; pending connections wait in the kernel's backlog.

@@ -76,7 +76,7 @@ def with_password(ctx, which, fn):
         conn.cmd("CONFIG", "SET", "requirepass", "")
 
 
-@advisory("CVE-2025-21605", "Redis 7.0.x (Debian), 7.2.8, 7.4.3 / Valkey 8.1.1",
+@advisory("CVE-2025-21605", "Redis 7.4.3, 7.2.8, 6.2.18 / Valkey 8.1.1 (Debian's 7.0.15 patch)",
           "server/worker.cpp enforce_obuf_limit")
 def case_unauthenticated_output_buffer(ctx):
     """A client that never authenticates and never reads its NOAUTH errors is closed after a
