@@ -423,7 +423,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
-    ctx.reply.error("ERR out of memory");
+    ctx.reply.error(err::kNoMemory);
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }

@@ -319,6 +319,15 @@ class Server {
     query_buffer_limit_.store(n, std::memory_order_relaxed);
   }
 
+  // proto-max-bulk-len: the longest argument the parser accepts and the longest string a command
+  // may build (SETRANGE, APPEND, SETBIT, BITFIELD, LCS's table), as in Redis. relaxed: a command
+  // that reads the old value right after CONFIG SET behaves as if it ran just before it.
+  std::uint64_t proto_max_bulk_len() const {
+    return proto_max_bulk_len_.load(std::memory_order_relaxed);
+  }
+  void set_proto_max_bulk_len(std::uint64_t n) {
+    proto_max_bulk_len_.store(n, std::memory_order_relaxed);
+  }
   // maxmemory-clients as Redis stores it: bytes, or minus a percentage of maxmemory ("10%" is
   // -10); 0 = no client eviction. relaxed: a worker that reads the old value evicts by it once.
   std::int64_t maxmemory_clients() const {
@@ -378,6 +387,7 @@ class Server {
   std::atomic<std::uint64_t> normal_hard_{0}, normal_soft_{0}, normal_soft_secs_{0};
   std::atomic<std::size_t> query_buffer_limit_{kQueryBufferLimit};
   std::atomic<std::int64_t> maxmemory_clients_{0};
+  std::atomic<std::uint64_t> proto_max_bulk_len_{512ull * 1024 * 1024};
   // CLIENT PAUSE state (paused()); its own line, since every command reads it and it is written
   // only by CLIENT PAUSE/UNPAUSE, under pause_mu_.
   alignas(64) std::atomic<std::uint64_t> pause_{0};

@@ -588,7 +588,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       }
     }
     if (window > 0) --window;
-    const auto st = c.parser.parse(c.in.view(), c.authenticated);
+    const auto st = c.parser.parse(c.in.view(), c.authenticated, server_.proto_max_bulk_len());
     if (st == RequestParser::Status::kIncomplete) break;
     if (st == RequestParser::Status::kError) {
       ReplyWriter(c.out).error(c.parser.error());
@@ -806,7 +806,8 @@ void Worker::serve_while_busy(const Connection& running, bool function,
         c->close_after_reply = true;  // closed by flush_touched() once the script has ended
       }
       while (!c->close_after_reply) {
-        const auto st = c->parser.parse(c->in.view(), c->authenticated);
+        const auto st =
+            c->parser.parse(c->in.view(), c->authenticated, server_.proto_max_bulk_len());
         if (st == RequestParser::Status::kIncomplete) break;
         if (st == RequestParser::Status::kError) {
           ReplyWriter(c->out).error(c->parser.error());

@@ -101,11 +101,15 @@ def case_error_and_status_replies_strip_crlf(ctx):
             expect(theirs == got, "%r: redis %r, kvlab %r" % (t[:60], theirs[:200], got[:200]))
 
 
-@advisory("CVE-2021-41099", "Redis 6.2.6, 6.0.16, 5.0.14", "server/resp_parser.cpp")
+@advisory("CVE-2021-41099", "Redis 6.2.6, 6.0.16, 5.0.14",
+          "server/resp_parser.cpp, server/commands/strings.cpp, bitmaps.cpp")
 def case_proto_max_bulk_len(ctx):
-    """Bulk lengths are checked against proto-max-bulk-len (512 MiB; kvlab's is fixed) on the
-    announced value, before anything is allocated, with no overflow for lengths near 2^63;
-    string commands refuse results past it the same way. Replies byte for byte as Redis."""
+    """Bulk lengths are checked against proto-max-bulk-len on the announced value, before
+    anything is allocated, with no overflow for lengths near 2^63; string commands refuse
+    results past it the same way; CONFIG SET changes it as in Redis (1mb below, and the same
+    checks then hold at 1 MiB). Replies byte for byte as Redis. With the limit at 2^63 - 1 (the
+    misconfiguration of the advisory) a SETRANGE, SETBIT or BITFIELD that cannot be allocated
+    answers an error and the key stays usable (Redis aborts there: kvlab only)."""
     protocol = [b"*2\r\n$3\r\nGET\r\n$536870913\r\n",
                 b"*2\r\n$3\r\nGET\r\n$9223372036854775807\r\n",
                 b"*2\r\n$3\r\nGET\r\n$9223372036854775808\r\n",
@@ -127,6 +131,41 @@ def case_proto_max_bulk_len(ctx):
     grown = _rss(ctx.kv_proc.proc.pid) - rss0
     expect(grown < 64 << 20, "RSS grew by %d bytes" % grown)
     expect(ctx.kv.cmd("EXISTS", "k") == 0, "no oversized value was stored")
+    # A lower limit, set at run time.
+    at_1mb = [encode(b"CONFIG", b"SET", b"proto-max-bulk-len", b"100"),
+              encode(b"CONFIG", b"SET", b"proto-max-bulk-len", b"1mb"),
+              encode(b"CONFIG", b"GET", b"proto-max-bulk-len"),
+              encode(b"SETRANGE", b"k", b"1048576", b"x"), encode(b"SETRANGE", b"k", b"1048575", b"x"),
+              encode(b"APPEND", b"k", b"y"), encode(b"SETBIT", b"k", b"8388608", b"1"),
+              encode(b"BITFIELD", b"k", b"SET", b"u8", b"8388608", b"1"),
+              b"*2\r\n$3\r\nGET\r\n$1048577\r\n", encode(b"DEL", b"k")]
+    try:
+        for payload in at_1mb:
+            got = raw_exchange(ctx.kv_proc.port, payload)
+            if ctx.redis:
+                theirs = raw_exchange(ctx.redis_proc.port, payload)
+                expect(theirs == got, "%r: redis %r, kvlab %r" % (payload, theirs, got))
+    finally:
+        ctx.kv.cmd("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+        if ctx.redis:
+            ctx.redis.cmd("CONFIG", "SET", "proto-max-bulk-len", "512mb")
+    expect(ctx.kv.cmd("CONFIG", "GET", "proto-max-bulk-len") == [b"proto-max-bulk-len",
+                                                                  b"536870912"], "restored")
+    # The advisory's misconfiguration, kvlab only.
+    expect(ctx.kv.cmd("CONFIG", "SET", "proto-max-bulk-len", "9223372036854775807") == "OK",
+           "CONFIG SET proto-max-bulk-len 2^63 - 1")
+    try:
+        for args in [("SETRANGE", "k", "4611686018427387904", "x"),
+                     ("SETRANGE", "k", "9223372036854775806", "x"),
+                     ("SETBIT", "k", "4611686018427387904", "1"),
+                     ("BITFIELD", "k", "SET", "u8", "4611686018427387904", "1")]:
+            r = ctx.kv.cmd(*args)
+            expect(r == "ERR out of memory", "%r answered %r" % (args, r))
+        expect(ctx.kv.cmd("SET", "k", "v") == "OK" and ctx.kv.cmd("APPEND", "k", "w") == 2,
+               "the key is usable after a failed allocation")
+        ctx.kv.cmd("DEL", "k")
+    finally:
+        ctx.kv.cmd("CONFIG", "SET", "proto-max-bulk-len", "512mb")
 
 
 def _rss(pid):
