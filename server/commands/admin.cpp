@@ -611,7 +611,7 @@ void command_info_cmd(CommandContext& ctx) {
   for (std::size_t i = 2; i < ctx.argc(); ++i) {
     const CommandSpec* c = CommandTable::instance().find(ctx.arg(i));
     if (c == nullptr) {
-      ctx.reply.null_array();
+      ctx.reply.null();  // Redis: a null bulk ($-1) in RESP2
     } else {
       reply_command_info(ctx.reply, *c);
     }
