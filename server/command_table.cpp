@@ -423,7 +423,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   try {
     cmd->handler(ctx);
   } catch (const std::bad_alloc&) {
-    ctx.reply.error("ERR out of memory");
+    ctx.reply.error(err::kNoMemory);
   } catch (const std::exception& e) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
@@ -692,6 +692,7 @@ void dispatch(CommandContext& ctx) {
   if (ctx.top_level && postpone_if_paused(ctx, cmd)) return;
   if (queuing && !(top->flags & kTxControl)) {
     conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
+    for (std::string_view a : ctx.argv) conn.tx->bytes += a.size();
     ctx.reply.simple("QUEUED");
     ctx.counted = true;  // counted when EXEC runs it, not rejected
     return;

@@ -61,6 +61,10 @@ inline constexpr std::string_view kNanOrInf = "ERR increment would produce NaN o
 inline constexpr std::string_view kIncrementNanOrInf = "ERR value is NaN or Infinity";
 inline constexpr std::string_view kWrongType =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
+// A value a client sized (SETRANGE, SETBIT, BITFIELD up to proto-max-bulk-len) could not be
+// allocated. Redis aborts the process there; dispatch() answers the same text for any other
+// allocation failure.
+inline constexpr std::string_view kNoMemory = "ERR out of memory";
 inline constexpr std::string_view kStringTooLong =
     "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 inline constexpr std::string_view kOffsetOutOfRange = "ERR offset is out of range";

@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string_view>
 #include <utility>
@@ -73,6 +74,17 @@ class Object {
   // does not write, and commit, every byte up front.
   static Object* make_zeroed(std::size_t n) {
     return new (pool::allocate_zeroed(sizeof(Object) + n)) Object(ObjectType::kString, n);
+  }
+  // make_zeroed for a length a client chose (SETRANGE's offset, SETBIT's and BITFIELD's bits, up
+  // to proto-max-bulk-len): nullptr when it cannot be allocated, never an exception, since these
+  // run inside the keyspace's update(), which an exception would leave with the key locked.
+  static Object* try_make_zeroed(std::size_t n) noexcept {
+    if (n > std::numeric_limits<std::size_t>::max() - sizeof(Object)) return nullptr;
+    try {
+      return make_zeroed(n);
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
   }
   // A string holding a + b with spare capacity for appends: twice the length up to 1 MiB, then
   // 1 MiB more (Redis's sdsMakeRoomFor), rounded up to fill the pool block or to the capacity

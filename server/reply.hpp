@@ -32,13 +32,13 @@ class ReplyWriter {
   bool resp3() const { return proto_ == 3; }
   void set_proto(int proto) { proto_ = proto; }
 
-  // A status line; `s` holds no CR or LF (callers with foreign text replace them first, as the Lua
-  // bridge does; tests/fuzz/reply_writer_fuzz.cpp checks every other shape with any bytes).
+  // A status line. CR and LF inside are replaced by blanks, as in error(): a status that echoes a
+  // client's bytes (a Lua status_reply, a name) stays one line, so no client can make the server
+  // send a reply that desynchronizes another parser (CVE-2025-67733; Redis strips them too).
   void simple(std::string_view s) {
     char* p = room(s.size() + 3);
     *p++ = '+';
-    if (!s.empty()) std::memcpy(p, s.data(), s.size());  // an empty view may hold nullptr
-    p += s.size();
+    for (char c : s) *p++ = (c == '\r' || c == '\n') ? ' ' : c;
     end_line(p);
   }
   void ok() { out_.append("+OK\r\n", 5); }

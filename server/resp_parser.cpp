@@ -77,14 +77,16 @@ KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::st
   return out;
 }
 
-RequestParser::Status RequestParser::parse(std::string_view data, bool authenticated) {
+RequestParser::Status RequestParser::parse(std::string_view data, bool authenticated,
+                                           std::uint64_t max_bulk) {
   args_.clear();
   bytes_needed_ = 0;
   if (kind_ == Kind::kNone) {
     if (data.empty()) return Status::kIncomplete;
     kind_ = data[0] == '*' ? Kind::kMultibulk : Kind::kInline;
   }
-  return kind_ == Kind::kInline ? parse_inline(data) : parse_multibulk(data, authenticated);
+  return kind_ == Kind::kInline ? parse_inline(data)
+                                : parse_multibulk(data, authenticated, max_bulk);
 }
 
 RequestParser::Status RequestParser::parse_inline(std::string_view data) {
@@ -134,7 +136,8 @@ static inline std::size_t fast_length(std::string_view data, std::size_t p, std:
   return i + 2;
 }
 
-RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool authenticated) {
+RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool authenticated,
+                                                     std::uint64_t max_bulk) {
   if (expected_ < 0) {
     std::int64_t fast = 0;
     if (const std::size_t next = fast_length(data, 1, &fast);
@@ -166,7 +169,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool
     if (bulk_len_ < 0 && cursor_ < data.size() && data[cursor_] == '$') {
       std::int64_t fast = 0;
       if (const std::size_t next = fast_length(data, cursor_ + 1, &fast);
-          next != 0 && static_cast<std::uint64_t>(fast) <= kMaxBulk &&
+          next != 0 && static_cast<std::uint64_t>(fast) <= max_bulk &&
           (authenticated || fast <= kMaxUnauthBulk)) {
         bulk_len_ = fast;
         cursor_ = next;
@@ -184,7 +187,7 @@ RequestParser::Status RequestParser::parse_multibulk(std::string_view data, bool
       if (data[cursor_] != '$') return fail(err::proto_expected_dollar(data[cursor_]));
       std::int64_t len = 0;
       if (!parse_i64(data.substr(cursor_ + 1, cr - cursor_ - 1), &len) || len < 0 ||
-          static_cast<std::uint64_t>(len) > kMaxBulk)
+          static_cast<std::uint64_t>(len) > max_bulk)
         return fail(err::kProtoInvalidBulk);
       if (len > kMaxUnauthBulk && !authenticated) return fail(err::kProtoUnauthBulk);
       bulk_len_ = len;

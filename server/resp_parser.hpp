@@ -9,7 +9,9 @@
 // O(arguments) in total, not O(reads × bytes), and a 64 MiB bulk is scanned once.
 //
 // Limits are checked on the announced lengths, before the caller grows any buffer: a bulk is at
-// most kMaxBulk (512 MiB, Redis's proto-max-bulk-len), an inline command or a length line at most
+// most proto-max-bulk-len (the caller's max_bulk; Redis's default kMaxBulk, 512 MiB; any value up
+// to 2^63 - 1 keeps the arithmetic in range, since offsets stay below the query buffer limit),
+// an inline command or a length line at most
 // kMaxInline (64 KiB), a multibulk count at most INT_MAX; an unauthenticated client may announce
 // at most 10 arguments and 16 KiB per argument. A violation is a protocol error: the caller
 // replies error() and closes the connection after the reply.
@@ -44,7 +46,7 @@ class RequestParser {
   //             complete the current bulk (0 when unknown), so the caller can size its buffer once.
   //   kError: error() is the full error line (without '-'); the parser must not be used again
   //             except after reset().
-  Status parse(std::string_view data, bool authenticated);
+  Status parse(std::string_view data, bool authenticated, std::uint64_t max_bulk = kMaxBulk);
 
   const std::vector<std::string_view>& args() const { return args_; }
   std::size_t consumed() const { return consumed_; }
@@ -57,7 +59,7 @@ class RequestParser {
   Status fail(std::string_view message);
   Status fail(std::string message);
   Status parse_inline(std::string_view data);
-  Status parse_multibulk(std::string_view data, bool authenticated);
+  Status parse_multibulk(std::string_view data, bool authenticated, std::uint64_t max_bulk);
   Status finish(std::string_view data);
 
   Kind kind_ = Kind::kNone;

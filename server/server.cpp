@@ -167,6 +167,29 @@ bool Server::try_admit() {
   return true;
 }
 
+std::size_t Server::client_eviction_limit() {
+  const std::int64_t v = maxmemory_clients();
+  std::uint64_t limit = 0;
+  if (v < 0) {
+    const std::uint64_t maxmemory = eviction().maxmemory();
+    if (maxmemory == 0) return 0;  // a percentage of no limit: no client eviction, as Redis
+    limit = static_cast<std::uint64_t>(static_cast<double>(maxmemory) * (-v) / 100.0);
+  } else if (v > 0) {
+    limit = static_cast<std::uint64_t>(v);
+  } else {
+    return 0;
+  }
+  return std::max<std::uint64_t>(limit, kMinClientEvictionLimit);
+}
+
+std::size_t Server::client_memory_total() {
+  std::size_t sum = 0;
+  // relaxed: see WorkerStats::client_mem.
+  for (unsigned i = 0; i < num_workers(); ++i)
+    sum += stats_[i].client_mem.load(std::memory_order_relaxed);
+  return sum;
+}
+
 bool Server::check_password(std::string_view pass) {
   std::lock_guard<std::mutex> lock(config_mu_);
   if (requirepass_.size() != pass.size()) return false;
@@ -221,6 +244,7 @@ StatTotals raw_totals(Server& s, unsigned workers, std::uint64_t rejected_connec
     t.net_out += get(w.net_out);
     t.connections += get(w.connections);
     t.obuf_closes += get(w.obuf_limit_closes);
+    t.evicted_clients += get(w.evicted_clients);
     for (std::size_t c = 0; c < t.cmd.size(); ++c) {
       t.cmd[c].calls += get(w.cmd[c].calls);
       t.cmd[c].nanos += get(w.cmd[c].nanos);
@@ -249,6 +273,7 @@ StatTotals Server::stat_totals() {
   t.connections -= b.connections;
   t.rejected_connections -= b.rejected_connections;
   t.obuf_closes -= b.obuf_closes;
+  t.evicted_clients -= b.evicted_clients;
   for (std::size_t c = 0; c < b.cmd.size() && c < t.cmd.size(); ++c) {
     t.cmd[c].calls -= b.cmd[c].calls;
     t.cmd[c].nanos -= b.cmd[c].nanos;

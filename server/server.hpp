@@ -84,6 +84,14 @@ inline constexpr std::size_t kReadChunk = 16 * 1024;
 inline constexpr std::size_t kOutputPauseBytes = 4 * 1024 * 1024;
 // A single command whose reply would push the pending output beyond this closes the connection.
 inline constexpr std::size_t kOutputHardLimit = 1536ull * 1024 * 1024;
+// A client that has not authenticated while a password is required is closed when its unsent
+// replies pass this (CVE-2025-21605: without it a client that never authenticates and never reads
+// holds kOutputPauseBytes, so maxclients of them hold gigabytes). Redis's rule is "more than
+// 1024 bytes beyond its 16 KiB per-client reply buffer"; kvlab has one buffer, so the same point.
+inline constexpr std::size_t kUnauthOutputLimit = 16 * 1024 + 1024;
+// maxmemory-clients below this acts as this, as in Redis: a limit so small that no client could
+// run a command would lock every client out.
+inline constexpr std::size_t kMinClientEvictionLimit = 128 * 1024;
 
 struct CommandSpec;
 
@@ -121,8 +129,12 @@ struct ClientInfo {
   std::atomic<std::size_t> qbuf{0}, obuf{0};
   // relaxed: subscriptions (channels, patterns, shard channels), for CLIENT LIST
   std::atomic<std::uint32_t> sub{0}, psub{0}, ssub{0};
-  std::atomic<int> resp{2};  // relaxed: protocol version, for CLIENT LIST
+  std::atomic<int> resp{2};          // relaxed: protocol version, for CLIENT LIST
   std::atomic<bool> blocked{false};  // relaxed: in a blocking command (CLIENT LIST's flag b)
+  // relaxed: the connection's memory as maxmemory-clients counts it (CLIENT LIST's tot-mem), and
+  // CLIENT NO-EVICT (flag e); written by the owning worker, shown by CLIENT LIST.
+  std::atomic<std::size_t> tot_mem{0};
+  std::atomic<bool> no_evict{false};
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
 };
@@ -182,7 +194,12 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> pubsub_clients{0};     // connections with >= 1 subscription
   std::atomic<std::uint64_t> pubsub_delivered{0};   // messages appended to subscriber output
   std::atomic<std::uint64_t> pubsub_dropped{0};     // messages whose connection had closed
-  std::atomic<std::uint64_t> obuf_limit_closes{0};  // subscribers disconnected by the limit
+  std::atomic<std::uint64_t> obuf_limit_closes{0};  // clients closed by an output limit
+  // maxmemory-clients (Worker::evict_clients): the memory of this worker's connections (the sum
+  // of their Connection::mem_counted), the memory of its largest evictable connection as of its
+  // last look, and the clients it evicted. Single writer (the owning worker); relaxed: the other
+  // workers read them as estimates to decide who evicts (worker.cpp says why staleness is safe).
+  std::atomic<std::uint64_t> client_mem{0}, largest_evictable{0}, evicted_clients{0};
   // --yield: extra polls after a yield, and how many of them found events.
   std::atomic<std::uint64_t> yields{0}, yield_hits{0};
   std::atomic<int> cpu{-1};            // CPU the worker last reported running on
@@ -194,7 +211,7 @@ struct alignas(64) WorkerStats {
 // workers' counters (each has one writer); it records the sums as a base that later reads subtract.
 struct StatTotals {
   std::uint64_t hits = 0, misses = 0, expired = 0, errors = 0, net_in = 0, net_out = 0,
-                connections = 0, rejected_connections = 0, obuf_closes = 0;
+                connections = 0, rejected_connections = 0, obuf_closes = 0, evicted_clients = 0;
   struct Cmd {
     std::uint64_t calls = 0, nanos = 0, rejected = 0, failed = 0;
     std::uint64_t hist[kLatencyBuckets] = {};
@@ -302,6 +319,30 @@ class Server {
     query_buffer_limit_.store(n, std::memory_order_relaxed);
   }
 
+  // proto-max-bulk-len: the longest argument the parser accepts and the longest string a command
+  // may build (SETRANGE, APPEND, SETBIT, BITFIELD, LCS's table), as in Redis. relaxed: a command
+  // that reads the old value right after CONFIG SET behaves as if it ran just before it.
+  std::uint64_t proto_max_bulk_len() const {
+    return proto_max_bulk_len_.load(std::memory_order_relaxed);
+  }
+  void set_proto_max_bulk_len(std::uint64_t n) {
+    proto_max_bulk_len_.store(n, std::memory_order_relaxed);
+  }
+  // maxmemory-clients as Redis stores it: bytes, or minus a percentage of maxmemory ("10%" is
+  // -10); 0 = no client eviction. relaxed: a worker that reads the old value evicts by it once.
+  std::int64_t maxmemory_clients() const {
+    return maxmemory_clients_.load(std::memory_order_relaxed);
+  }
+  void set_maxmemory_clients(std::int64_t v) {
+    maxmemory_clients_.store(v, std::memory_order_relaxed);
+  }
+  // The limit in bytes that client eviction enforces now (0: none): a percentage of maxmemory
+  // only while maxmemory is set, never below kMinClientEvictionLimit.
+  std::size_t client_eviction_limit();
+  // The memory of every connection (each worker's WorkerStats::client_mem), an estimate: a sum
+  // of relaxed loads that other workers change meanwhile.
+  std::size_t client_memory_total();
+
   // CLIENT PAUSE (Redis 7.0): until a wall-clock end, top-level commands of the paused class wait
   // (kWrite: writes and the commands that may replicate; kAll: every command), and keys neither
   // expire nor get evicted. The state is one word, end_ms << 2 | class, so that a reader sees a
@@ -339,12 +380,14 @@ class Server {
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
   std::unique_ptr<Eviction> eviction_;    // created in start(), once the worker count is known
-  PubSubRegistry pubsub_;  // declared before workers_: outlives them
+  PubSubRegistry pubsub_;                 // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};
   std::atomic<std::uint64_t> pubsub_soft_secs_{kDefaultPubSubObufLimit.soft_seconds};
   std::atomic<std::uint64_t> normal_hard_{0}, normal_soft_{0}, normal_soft_secs_{0};
   std::atomic<std::size_t> query_buffer_limit_{kQueryBufferLimit};
+  std::atomic<std::int64_t> maxmemory_clients_{0};
+  std::atomic<std::uint64_t> proto_max_bulk_len_{512ull * 1024 * 1024};
   // CLIENT PAUSE state (paused()); its own line, since every command reads it and it is written
   // only by CLIENT PAUSE/UNPAUSE, under pause_mu_.
   alignas(64) std::atomic<std::uint64_t> pause_{0};

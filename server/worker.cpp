@@ -99,6 +99,28 @@ bool make_sockaddr(const std::string& bind, int port, sockaddr_storage* sa, sock
   return true;
 }
 
+// accept(2) reports network errors already pending on the new connection (and a connection that
+// was reset while it waited) as its own failure; the listener is fine and the next pending
+// connection may be accepted at once. Returning to the event loop instead, with a log line each,
+// let a peer that provokes such errors slow every other client's accept and flood the log
+// (CVE-2025-48367). These are retried silently, within accept_all()'s bound.
+bool accept_error_is_transient(int e) {
+  switch (e) {
+    case ECONNABORTED:
+    case ENETDOWN:
+    case EPROTO:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void add_relaxed(std::atomic<std::uint64_t>& c, std::uint64_t n) {
   bump(c, n);
 }
@@ -272,6 +294,9 @@ int Worker::next_timeout_ms(std::int64_t now_ms) const {
   if (!expiry_.empty()) next = expiry_.top().at_ms;
   if (!block_timeouts_.empty() && (next < 0 || block_timeouts_.top().at_ms < next))
     next = block_timeouts_.top().at_ms;
+  // A client above a soft output limit may add no output while the read pause holds it, so
+  // check_soft_limits() looks at it again (Redis's cron does): every 100 ms at most.
+  if (!soft_over_.empty() && (next < 0 || now_ms + 100 < next)) next = now_ms + 100;
   if (!postponed_.empty()) {  // the end of the pause (UNPAUSE wakes us sooner)
     const std::int64_t end = server_.pause_end_ms();
     if (next < 0 || end < next) next = end;
@@ -420,6 +445,8 @@ void Worker::run() {
     server_.sample_ops(now);
     reclaim::quiescent();
     server_.eviction().end_iteration(index_, now);
+    if (!soft_over_.empty()) check_soft_limits();
+    if (server_.maxmemory_clients() != 0) evict_clients();
   }
   drain_and_close_all();
   server_.atomicity().offline(index_);
@@ -442,7 +469,7 @@ void Worker::accept_all() {
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len,
                              SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EINTR || accept_error_is_transient(errno)) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of descriptors: the listener stays readable, so a level-triggered loop would spin.
         // Stop watching it for 100 ms; pending connections wait in the kernel's backlog.
@@ -581,7 +608,7 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       }
     }
     if (window > 0) --window;
-    const auto st = c.parser.parse(c.in.view(), c.authenticated);
+    const auto st = c.parser.parse(c.in.view(), c.authenticated, server_.proto_max_bulk_len());
     if (st == RequestParser::Status::kIncomplete) break;
     if (st == RequestParser::Status::kError) {
       ReplyWriter(c.out).error(c.parser.error());
@@ -672,8 +699,97 @@ bool Worker::flush(Connection& c) {
     }
   }
   c.info->obuf.store(c.out.size(), std::memory_order_relaxed);
+  account_memory(c);
   update_interest(c);
   return true;
+}
+
+namespace {
+// A connection's memory as maxmemory-clients counts it (Redis's client memory: query buffer,
+// output buffer, the client structure and the queued MULTI arguments). Capacities, not sizes: the
+// allocation is what the process holds.
+std::size_t connection_memory(const Connection& c) {
+  std::size_t mem = sizeof(Connection) + sizeof(ClientInfo) + c.in.capacity() + c.out.capacity();
+  if (c.tx) mem += c.tx->bytes + c.tx->queued.size() * sizeof(std::vector<std::string>);
+  return mem;
+}
+}  // namespace
+
+void Worker::account_memory(Connection& c) {
+  const std::size_t mem = connection_memory(c);
+  c.info->tot_mem.store(mem, std::memory_order_relaxed);  // relaxed: CLIENT LIST only
+  WorkerStats& st = server_.stats(index_);
+  // Invariant (evict_clients relies on it): largest_evictable is at least the memory of every
+  // evictable connection of this worker. Raised here whenever one grows past it; only
+  // evict_clients() lowers it, to a value it has just measured.
+  if (!c.no_evict && mem > st.largest_evictable.load(std::memory_order_relaxed))
+    st.largest_evictable.store(mem, std::memory_order_relaxed);  // single writer; relaxed
+  if (mem == c.mem_counted) return;
+  // Single writer (this worker): a load and a store, no read-modify-write. relaxed: a gauge that
+  // evict_clients() on every worker reads as an estimate.
+  st.client_mem.store(st.client_mem.load(std::memory_order_relaxed) + mem - c.mem_counted,
+                      std::memory_order_relaxed);
+  c.mem_counted = mem;
+}
+
+void Worker::evict_clients() {
+  // Thread safety: each worker closes only its own connections; the workers agree on who evicts
+  // through three relaxed gauges per worker (WorkerStats::client_mem, largest_evictable), no lock.
+  // The gauges may be stale, which costs at most a wasted wake-up or one extra look:
+  //  - The sum is re-read after every eviction, and every change of a connection's memory is
+  //    followed, on its own worker, by a call of this function at the end of the same iteration,
+  //    so a sum that stays over the limit is always seen by some worker.
+  //  - A worker's largest_evictable is never below its largest evictable connection's memory
+  //    (account_memory raises it as a connection grows), only possibly above it (that connection
+  //    shrank or closed). A worker evicts only when its own largest evictable connection (just
+  //    measured) is at least every other worker's published value, so it never evicts a client
+  //    smaller than one elsewhere, as of the values it read. Otherwise it wakes the worker whose
+  //    value is larger, which measures and publishes its real value: a value that was too large
+  //    is corrected, so the wake-ups converge on the worker that holds the largest client.
+  // The eventfd write and read of wake() order whatever the woken worker must see.
+  const std::size_t limit = server_.client_eviction_limit();
+  if (limit == 0) return;
+  WorkerStats& st = server_.stats(index_);
+  // Bounded work per iteration: a burst of evictions continues on the next iteration.
+  for (int round = 0; round < 64 && server_.client_memory_total() >= limit; ++round) {
+    Connection* big = nullptr;
+    for (Connection* c : all_)
+      if (!c->no_evict && (big == nullptr || c->mem_counted > big->mem_counted)) big = c;
+    const std::uint64_t mine = big != nullptr ? big->mem_counted : 0;
+    st.largest_evictable.store(mine, std::memory_order_relaxed);  // relaxed: see above
+    unsigned owner = index_;
+    std::uint64_t most = mine;
+    for (unsigned i = 0; i < server_.num_workers(); ++i) {
+      const std::uint64_t v = server_.stats(i).largest_evictable.load(std::memory_order_relaxed);
+      if (i != index_ && v > most) {
+        most = v;
+        owner = i;
+      }
+    }
+    if (owner != index_) {
+      server_.worker(owner).wake();
+      return;
+    }
+    if (big == nullptr) {
+      const std::int64_t now = wall_ms();
+      if (now - evict_warned_ms_ >= 1000) {  // once a second at most
+        evict_warned_ms_ = now;
+        std::fprintf(stderr,
+                     "kvlab-server: over maxmemory-clients after evicting all evictable clients "
+                     "of worker %u\n",
+                     index_);
+      }
+      return;
+    }
+    std::fprintf(stderr,
+                 "kvlab-server: evicting client %llu (%s): %zu bytes, clients use %zu of "
+                 "maxmemory-clients %zu\n",
+                 static_cast<unsigned long long>(big->id), big->info->addr.c_str(),
+                 big->mem_counted, server_.client_memory_total(), limit);
+    bump(st.evicted_clients);  // before the close, which the evicted client may see first
+    close_connection(big);
+    // largest_evictable still holds big's memory: too large, which the next round corrects.
+  }
 }
 
 void Worker::update_interest(Connection& c) {
@@ -710,7 +826,8 @@ void Worker::serve_while_busy(const Connection& running, bool function,
         c->close_after_reply = true;  // closed by flush_touched() once the script has ended
       }
       while (!c->close_after_reply) {
-        const auto st = c->parser.parse(c->in.view(), c->authenticated);
+        const auto st =
+            c->parser.parse(c->in.view(), c->authenticated, server_.proto_max_bulk_len());
         if (st == RequestParser::Status::kIncomplete) break;
         if (st == RequestParser::Status::kError) {
           ReplyWriter(c->out).error(c->parser.error());
@@ -761,6 +878,10 @@ void Worker::close_connection(Connection* c) {
   }
   if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   if (c->postponed) server_.add_postponed(-1);  // its entry in postponed_ is skipped
+  if (c->mem_counted != 0) {                    // single writer, relaxed: see account_memory()
+    std::atomic<std::uint64_t>& total = server_.stats(index_).client_mem;
+    total.store(total.load(std::memory_order_relaxed) - c->mem_counted, std::memory_order_relaxed);
+  }
   ::close(c->fd);  // also removes it from the epoll set
   server_.release_client();
   all_.erase(c);
@@ -862,12 +983,19 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
 
 bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char* cls) {
   const std::size_t used = c.out.size();
-  bool over = lim.hard != 0 && used >= lim.hard;
+  // Whatever the class, a client that must still authenticate may not make the server hold more
+  // than a small reply backlog for it (kUnauthOutputLimit).
+  if (!c.authenticated && used > kUnauthOutputLimit) cls = "unauthenticated";
+  bool over = !c.authenticated && used > kUnauthOutputLimit;
+  over = over || (lim.hard != 0 && used >= lim.hard);
   if (!over && lim.soft != 0 && used >= lim.soft) {
+    // The soft limit must be passed continuously for more than soft_seconds (Redis: the
+    // elapsed time must exceed the setting, so 0 seconds still waits for the next check).
     const std::int64_t now = wall_ms();
     if (c.obuf_soft_since_ms == 0) {
       c.obuf_soft_since_ms = now;
-    } else if (now - c.obuf_soft_since_ms >= static_cast<std::int64_t>(lim.soft_seconds) * 1000) {
+      soft_over_.push_back(c.id);  // checked again by check_soft_limits() without new output
+    } else if (now - c.obuf_soft_since_ms > static_cast<std::int64_t>(lim.soft_seconds) * 1000) {
       over = true;
     }
   } else if (!over) {
@@ -882,6 +1010,26 @@ bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char*
   c.close_after_reply = true;
   bump(server_.stats(index_).obuf_limit_closes);
   return true;
+}
+
+void Worker::check_soft_limits() {
+  std::vector<std::uint64_t> ids;
+  ids.swap(soft_over_);
+  for (std::uint64_t id : ids) {
+    auto it = by_id_.find(id);
+    if (it == by_id_.end()) continue;  // closed meanwhile
+    Connection& c = *it->second;
+    if (c.obuf_soft_since_ms == 0 || c.close_after_reply) continue;  // drained below it, or closing
+    const bool sub = c.subscribed();
+    const std::size_t before = soft_over_.size();
+    if (enforce_obuf_limit(c, sub ? server_.pubsub_obuf_limit() : server_.normal_obuf_limit(),
+                           sub ? "pubsub" : "normal")) {
+      flush(c);  // its output was dropped: this closes it
+      continue;
+    }
+    // Still above the soft limit (and not yet for long enough): keep watching it.
+    if (c.obuf_soft_since_ms != 0 && soft_over_.size() == before) soft_over_.push_back(id);
+  }
 }
 
 void Worker::mark_touched(Connection& c) {

@@ -62,8 +62,8 @@ struct Connection {
   // Shutdown only (Worker::drain_and_close_all): replies flushed and FIN sent; the connection
   // stays open, input discarded, until the client has acknowledged every byte or closed.
   bool write_shut = false;
-  int unacked = -1;  // bytes the client had not acknowledged at the last look (SIOCOUTQ)
-  std::uint32_t interest = 0;      // epoll events currently registered
+  int unacked = -1;            // bytes the client had not acknowledged at the last look (SIOCOUTQ)
+  std::uint32_t interest = 0;  // epoll events currently registered
   std::shared_ptr<ClientInfo> info;
   std::vector<std::string_view> argv;  // scratch, reused across commands
 
@@ -77,7 +77,11 @@ struct Connection {
   bool touched = false;                 // in the worker's list of connections to flush
   std::uint32_t seen_window = 0;        // the last yield window with input from it (Worker::run)
   std::int64_t obuf_soft_since_ms = 0;  // when output first passed the soft limit (0: below)
-  TrackingFlags tracking;               // CLIENT TRACKING state (tracking.hpp; in the registry too)
+  bool no_evict = false;                // CLIENT NO-EVICT ON: never chosen by maxmemory-clients
+  // This connection's memory as last added to its worker's WorkerStats::client_mem
+  // (Worker::account_memory), so that a change or the close adds or removes exactly that.
+  std::size_t mem_counted = 0;
+  TrackingFlags tracking;  // CLIENT TRACKING state (tracking.hpp; in the registry too)
   // Refreshes CLIENT LIST's sub/psub and the worker's pubsub client count after a change.
   void update_pubsub_counts(Server& server, unsigned worker);
 
@@ -85,6 +89,7 @@ struct Connection {
   struct Transaction {
     bool aborted = false;  // a command failed to queue: EXEC answers EXECABORT
     std::vector<std::vector<std::string>> queued;
+    std::size_t bytes = 0;  // the queued arguments' bytes (Redis's multi-mem; client memory)
   };
   std::unique_ptr<Transaction> tx;     // non-null between MULTI and EXEC/DISCARD
   std::unique_ptr<WatchClient> watch;  // non-null while the connection watches keys
@@ -196,6 +201,16 @@ class Worker {
   // or above the soft one for its seconds, the output is dropped and the connection closed after
   // it (Redis frees such a client at once). True when it closed. `cls` names the class in the log.
   bool enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char* cls);
+  // Connections above a soft client-output-buffer-limit: closes those above it for longer than
+  // its seconds, forgets those that fell below (end of each loop iteration, while any is listed).
+  void check_soft_limits();
+  // maxmemory-clients: refreshes c's share of WorkerStats::client_mem and CLIENT LIST's tot-mem
+  // after its buffers changed (flush() calls it, so every batch that touched c does).
+  void account_memory(Connection& c);
+  // maxmemory-clients: while the memory of all workers' connections is at or above the limit,
+  // closes this worker's largest evictable connection if none on another worker is larger, or
+  // wakes the worker that holds a larger one. Called at the end of each loop iteration.
+  void evict_clients();
   void drain_unblocks(std::int64_t now_ms);
   void expire_blocked(std::int64_t now_ms);
   void resume(Connection& c, std::string_view reply, std::int64_t now_ms);
@@ -211,10 +226,12 @@ class Worker {
   bool prefetch_ = false;
   bool shutting_down_ = false;  // in drain_and_close_all: flush() half-closes, not closes
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
+  std::int64_t evict_warned_ms_ = 0;         // evict_clients() found nothing to evict (logged then)
   std::unordered_set<Connection*> all_;      // every open connection, for shutdown
   std::unordered_map<std::uint64_t, Connection*> by_id_;  // pub/sub delivery by connection id
-  std::vector<std::uint64_t> touched_;  // connections with replies or pub/sub output to flush
+  std::vector<std::uint64_t> touched_;    // connections with replies or pub/sub output to flush
   std::vector<std::uint64_t> postponed_;  // CLIENT PAUSE: connections to resume, in order
+  std::vector<std::uint64_t> soft_over_;  // connections above a soft output limit (ids)
 
   // The pub/sub inbox (see the file comment). pending_ sits on its own cache line: every
   // publisher to this worker writes it.

@@ -20,8 +20,8 @@
 
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
-#include "server/memory.hpp"
 #include "server/commands/common.hpp"
+#include "server/memory.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -187,27 +187,29 @@ bool is_pubsub_client(const ClientInfo& c) {
 std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   // REQUIRES: the registry lock is held (name, lib_name, lib_ver).
   // Flags in Redis's order: P (pub/sub), b (blocked); N when none.
-  char flags[4];
+  char flags[8];
   char* f = flags;
   if (is_pubsub_client(c)) *f++ = 'P';
   if (c.blocked.load(std::memory_order_relaxed)) *f++ = 'b';
+  if (c.no_evict.load(std::memory_order_relaxed)) *f++ = 'e';
   if (f == flags) *f++ = 'N';
   *f = '\0';
   const std::int64_t age = (now_ms - c.created_ms) / 1000;
   const std::int64_t idle = (now_ms - c.last_ms.load(std::memory_order_relaxed)) / 1000;
   char buf[512];
-  std::snprintf(
-      buf, sizeof buf,
-      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
-      "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-      "obl=0 oll=0 omem=%zu tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d "
-      "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
-      static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
-      static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle), flags,
-      c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
-      c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
-      c.obuf.load(std::memory_order_relaxed), last_cmd_name(c),
-      c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
+  std::snprintf(buf, sizeof buf,
+                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
+                "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+                "obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d "
+                "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
+                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
+                c.name.c_str(), static_cast<long long>(age),
+                static_cast<long long>(idle < 0 ? 0 : idle), flags,
+                c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
+                c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
+                c.obuf.load(std::memory_order_relaxed), c.tot_mem.load(std::memory_order_relaxed),
+                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
+                c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -299,6 +301,19 @@ void client_info_cmd(CommandContext& ctx) {
   const std::string line =
       ctx.server.clients().with_lock([&] { return client_line(*ctx.conn.info, ctx.now_ms); });
   ctx.reply.verbatim("txt", line);
+}
+
+// CLIENT NO-EVICT ON|OFF: whether maxmemory-clients may choose this connection
+// (Worker::evict_clients); its memory counts towards the limit either way, as in Redis.
+void client_no_evict_cmd(CommandContext& ctx) {
+  const bool on = iequals(ctx.arg(2), "on");
+  if (!on && !iequals(ctx.arg(2), "off")) {
+    ctx.reply.error(err::kSyntax);
+    return;
+  }
+  ctx.conn.no_evict = on;
+  ctx.conn.info->no_evict.store(on, std::memory_order_relaxed);  // relaxed: CLIENT LIST only
+  ctx.reply.ok();
 }
 
 void client_noop_ok_cmd(CommandContext& ctx) {
@@ -441,9 +456,8 @@ void client_unblock_cmd(CommandContext& ctx) {
   }
   std::int64_t id = 0;  // as Redis: the reason is checked before the id
   if (!arg_i64(ctx, ctx.arg(2), &id)) return;
-  ctx.reply.integer(id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error)
-                        ? 1
-                        : 0);
+  ctx.reply.integer(
+      id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error) ? 1 : 0);
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL] (Redis 7.0): the mode is checked before the timeout; the end
@@ -531,9 +545,8 @@ const CommandSpec kClientSubcommands[] = {
      "2.4.0", "O(N) where N is the number of client connections"},
     {"info", 2, kLoading | kStale, client_info_cmd, 0, 0, 0, "connection",
      "Returns information about the current client connection.", "", "6.2.0"},
-    {"no-evict", 3, kAdmin | kLoading | kStale, client_noop_ok_cmd, 0, 0, 0, "connection",
-     "Set client eviction mode for the current connection (accepted, no effect)", "ON|OFF",
-     "7.0.0"},
+    {"no-evict", 3, kAdmin | kLoading | kStale, client_no_evict_cmd, 0, 0, 0, "connection",
+     "Set client eviction mode for the current connection", "ON|OFF", "7.0.0"},
     {"no-touch", 3, kLoading | kStale, client_noop_ok_cmd, 0, 0, 0, "connection",
      "Controls whether commands touch key LRU (accepted, no effect)", "ON|OFF", "7.2.0"},
     // PAUSE is keyspace-wide so that it is ordered with every command in flight (see
@@ -598,7 +611,7 @@ void command_info_cmd(CommandContext& ctx) {
   for (std::size_t i = 2; i < ctx.argc(); ++i) {
     const CommandSpec* c = CommandTable::instance().find(ctx.arg(i));
     if (c == nullptr) {
-      ctx.reply.null_array();
+      ctx.reply.null();  // Redis: a null bulk ($-1) in RESP2
     } else {
       reply_command_info(ctx.reply, *c);
     }
@@ -884,7 +897,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "rejected_connections:" << t.rejected_connections << "\r\n"
         << "expired_keys:" << t.expired << "\r\n"
         << "evicted_keys:" << s.eviction().evicted_keys() << "\r\n"
-        << "evicted_clients:0\r\n"
+        << "evicted_clients:" << t.evicted_clients << "\r\n"
         << "keyspace_hits:" << t.hits << "\r\n"
         << "keyspace_misses:" << t.misses << "\r\n"
         << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
@@ -894,8 +907,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "tracking_total_items:" << s.tracking().total_items() << "\r\n"
         << "tracking_total_prefixes:" << s.tracking().total_prefixes() << "\r\n"
         << "unexpected_error_replies:0\r\n"
-        << "total_error_replies:" << t.errors << "\r\n"
-        << "client_output_buffer_limit_disconnections:" << t.obuf_closes << "\r\n";
+        << "total_error_replies:" << t.errors << "\r\n";
     } else if (n == "replication") {
       o << "role:master\r\nconnected_slaves:0\r\n";
     } else if (n == "cpu") {
@@ -978,6 +990,8 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
           << "kvlab_queue_progress:" << to_string(q.progress) << "\r\n"
           << "kvlab_queue_bounded:" << (q.bounded ? 1 : 0) << "\r\n";
       }
+      // Redis 7.0 has no such counter (later Redis reports it in stats): kvlab's own section.
+      o << "kvlab_client_output_buffer_limit_disconnections:" << t.obuf_closes << "\r\n";
       o << "kvlab_pubsub_delivered:" << delivered << "\r\n"
         << "kvlab_pubsub_dropped_closed:" << dropped << "\r\n";
       const reclaim::Stats rs = reclaim::stats();
@@ -1078,8 +1092,9 @@ const CommandSpec kAdminCommands[] = {
      "Get information and statistics about the server", "[section ...]"},
     {"dbsize", 1, kReadOnly | kFast, dbsize_cmd, 0, 0, 0, "server",
      "Return the number of keys in the selected database", ""},
-    {"flushall", -1, kWrite | kKeyspaceWide, flush_cmd, 0, 0, 0, "server", "Remove all keys from all databases",
-     "[ASYNC|SYNC]", "1.0.0", "O(N) where N is the total number of keys"},
+    {"flushall", -1, kWrite | kKeyspaceWide, flush_cmd, 0, 0, 0, "server",
+     "Remove all keys from all databases", "[ASYNC|SYNC]", "1.0.0",
+     "O(N) where N is the total number of keys"},
     {"flushdb", -1, kWrite | kKeyspaceWide, flush_cmd, 0, 0, 0, "server",
      "Remove all keys from the current database", "[ASYNC|SYNC]", "1.0.0",
      "O(N) where N is the number of keys"},

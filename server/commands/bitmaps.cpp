@@ -25,7 +25,6 @@ namespace kvlab::server {
 namespace {
 
 using U = Update<Value>;
-constexpr std::uint64_t kMaxBulk = 512ull * 1024 * 1024;  // proto-max-bulk-len, bytes
 
 enum class Found { kMissing, kWrongType, kString };
 
@@ -50,9 +49,11 @@ std::string_view c_string(std::string_view s) {
 }
 
 // A bit offset as Redis's getBitOffsetFromArgument reads it: a non-negative integer whose byte is
-// below 512 MiB; with hash_form, "#N" means N * bits. Redis multiplies in a signed 64-bit integer
-// that wraps in practice ("#2^58" for i64 is offset 0); so does this, in unsigned arithmetic.
-bool parse_bit_offset(std::string_view s, bool hash_form, int bits, std::uint64_t* out) {
+// below max_bytes (proto-max-bulk-len); with hash_form, "#N" means N * bits. Redis multiplies in a
+// signed 64-bit integer that wraps in practice ("#2^58" for i64 is offset 0); so does this, in
+// unsigned arithmetic.
+bool parse_bit_offset(std::string_view s, bool hash_form, int bits, std::uint64_t max_bytes,
+                      std::uint64_t* out) {
   const bool hash = hash_form && !s.empty() && s[0] == '#';
   if (hash) s.remove_prefix(1);
   std::int64_t v = 0;
@@ -60,7 +61,7 @@ bool parse_bit_offset(std::string_view s, bool hash_form, int bits, std::uint64_
   if (hash) {
     v = static_cast<std::int64_t>(static_cast<std::uint64_t>(v) * static_cast<std::uint64_t>(bits));
   }
-  if (v < 0 || (static_cast<std::uint64_t>(v) >> 3) >= kMaxBulk) return false;
+  if (v < 0 || (static_cast<std::uint64_t>(v) >> 3) >= max_bytes) return false;
   *out = static_cast<std::uint64_t>(v);
   return true;
 }
@@ -147,7 +148,7 @@ bool parse_unit(CommandContext& ctx, std::string_view s, bool* in_bits) {
 
 void setbit_cmd(CommandContext& ctx) {
   std::uint64_t offset = 0;
-  if (!parse_bit_offset(ctx.arg(2), false, 0, &offset)) {
+  if (!parse_bit_offset(ctx.arg(2), false, 0, ctx.server.proto_max_bulk_len(), &offset)) {
     ctx.reply.error(err::kBitOffset);
     return;
   }
@@ -158,16 +159,21 @@ void setbit_cmd(CommandContext& ctx) {
   }
   const std::size_t byte = offset >> 3;
   const unsigned mask = 1u << (7 - (offset & 7));
-  bool wrong_type = false;
+  bool wrong_type = false, no_memory = false;
   int old_bit = 0;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    no_memory = false;
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     old_bit = byte < base.size() && (ubytes(base)[byte] & mask) != 0 ? 1 : 0;
     if (v != nullptr && byte < base.size() && old_bit == on) return U::keep();  // nothing changes
-    Object* o = Object::make_zeroed(std::max(base.size(), byte + 1));
+    Object* o = Object::try_make_zeroed(std::max(base.size(), byte + 1));
+    if (o == nullptr) {
+      no_memory = true;
+      return U::keep();
+    }
     if (!base.empty()) std::memcpy(o->bytes(), base.data(), base.size());
     auto& b = reinterpret_cast<unsigned char&>(o->bytes()[byte]);
     b = static_cast<unsigned char>(on != 0 ? (b | mask) : (b & ~mask));
@@ -175,6 +181,8 @@ void setbit_cmd(CommandContext& ctx) {
   });
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
+  } else if (no_memory) {
+    ctx.reply.error(err::kNoMemory);
   } else {
     ctx.reply.integer(old_bit);
   }
@@ -182,7 +190,7 @@ void setbit_cmd(CommandContext& ctx) {
 
 void getbit_cmd(CommandContext& ctx) {
   std::uint64_t offset = 0;
-  if (!parse_bit_offset(ctx.arg(2), false, 0, &offset)) {
+  if (!parse_bit_offset(ctx.arg(2), false, 0, ctx.server.proto_max_bulk_len(), &offset)) {
     ctx.reply.error(err::kBitOffset);
     return;
   }
@@ -524,7 +532,8 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
       ctx.reply.error(err::kBitfieldType);
       return;
     }
-    if (!parse_bit_offset(ctx.arg(j + 2), true, op.bits, &op.offset)) {
+    if (!parse_bit_offset(ctx.arg(j + 2), true, op.bits, ctx.server.proto_max_bulk_len(),
+                          &op.offset)) {
       ctx.reply.error(err::kBitOffset);
       return;
     }
@@ -553,15 +562,20 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
     return;
   }
   std::vector<std::optional<std::int64_t>> results;
-  bool wrong_type = false;
+  bool wrong_type = false, no_memory = false;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
+    no_memory = false;
     if (wrong_type) return U::keep();
     results.clear();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     const std::size_t len = std::max<std::size_t>(base.size(), (highest_bit >> 3) + 1);
-    Object* o = Object::make_zeroed(len);
+    Object* o = Object::try_make_zeroed(len);
+    if (o == nullptr) {
+      no_memory = true;
+      return U::keep();
+    }
     if (!base.empty()) std::memcpy(o->bytes(), base.data(), base.size());
     for (const FieldOp& op : ops) {
       if (op.opcode == FieldOpcode::kGet) {
@@ -572,8 +586,8 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
     }
     return U::assign(Value{ObjectRef(o), v != nullptr ? v->expire_ms : 0});
   });
-  if (wrong_type) {
-    ctx.reply.error(err::kWrongType);
+  if (wrong_type || no_memory) {
+    ctx.reply.error(wrong_type ? err::kWrongType : err::kNoMemory);
     return;
   }
   ctx.reply.array(results.size());

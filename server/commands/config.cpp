@@ -6,7 +6,9 @@
 // how a value is validated and how CONFIG GET formats it), Redis's default, whether Redis refuses
 // to change it at run time (immutable or protected), and what it does in kvlab:
 //   kActs  - kvlab applies it (maxclients, requirepass, maxmemory and its policy, the normal and
-//            pubsub classes of client-output-buffer-limit, client-query-buffer-limit);
+//            pubsub classes of client-output-buffer-limit, client-query-buffer-limit,
+//            maxmemory-clients, proto-max-bulk-len; the replica class is kept and shown, as
+//            kvlab has no replicas);
 //   kFixed - kvlab has this setting but cannot change it at run time (port, bind, databases 1,
 //            save "", appendonly no, ...): GET reports kvlab's value; SET validates as Redis and
 //            accepts only that value;
@@ -512,7 +514,7 @@ const Param kParams[] = {
     {"tls-session-cache-size", "", T::kInt, 0, "20480", 0, kIntMax},
     {"tls-session-cache-timeout", "", T::kInt, 0, "300", 0, kIntMax},
     // Memory sizes.
-    {"proto-max-bulk-len", "", T::kMemory, kFixed, "536870912", 1024 * 1024, kLongMax},
+    {"proto-max-bulk-len", "", T::kMemory, kActs, "536870912", 1024 * 1024, kLongMax},
     {"repl-backlog-size", "", T::kMemory, 0, "1048576", 1, kLongMax},  // GET at least 16384
     {"maxmemory", "", T::kMemory, kActs, "0", 0, kULLMax},
     {"cluster-link-sendbuf-limit", "", T::kMemory, 0, "0", 0, kULLMax},
@@ -523,7 +525,7 @@ const Param kParams[] = {
     {"hll-sparse-max-bytes", "", T::kMemory, 0, "3000", 0, kLongMax},
     {"client-query-buffer-limit", "", T::kMemory, kActs, "1073741824", 1024 * 1024, kLongMax},
     {"auto-aof-rewrite-min-size", "", T::kMemory, 0, "67108864", 0, kLongMax},
-    {"maxmemory-clients", "", T::kMemoryPercent, 0, "0", 0, kLongMax},
+    {"maxmemory-clients", "", T::kMemoryPercent, kActs, "0", 0, kLongMax},
     // Special formats.
     {"dir", "", T::kSpecial, kProtected | kFixed, "", 0, 0, {}, valid_any},
     {"save", "", T::kSpecial, kFixed, "", 0, 0, {}, valid_save},
@@ -596,6 +598,7 @@ std::string get_value(Server& s, std::size_t i) {
   if (n == "requirepass") return s.requirepass();
   if (n == "client-output-buffer-limit") return obuf_text(s);
   if (n == "client-query-buffer-limit") return std::to_string(s.query_buffer_limit());
+  if (n == "proto-max-bulk-len") return std::to_string(s.proto_max_bulk_len());
   if (n == "port") return std::to_string(s.config().port);
   if (n == "bind") return s.config().bind;
   if (n == "databases") return "1";
@@ -782,6 +785,13 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     s.set_requirepass(v);
   } else if (n == "client-query-buffer-limit") {
     s.set_query_buffer_limit(static_cast<std::size_t>(std::stoull(v)));
+  } else if (n == "proto-max-bulk-len") {
+    s.set_proto_max_bulk_len(std::stoull(v));
+  } else if (n == "maxmemory-clients") {
+    values()[i] = v;  // shown as set ("10%" or bytes)
+    // Redis's encoding: a percentage of maxmemory is stored negated.
+    s.set_maxmemory_clients(v.back() == '%' ? -std::stoll(v.substr(0, v.size() - 1))
+                                            : std::stoll(v));
   } else if (n == "client-output-buffer-limit") {
     std::vector<std::pair<int, ObufClass>> todo;
     std::string why;

@@ -18,7 +18,6 @@ namespace kvlab::server {
 namespace {
 
 using U = Update<Value>;
-constexpr std::size_t kMaxString = 512ull * 1024 * 1024;
 
 ObjectRef make_str(std::string_view s) { return ObjectRef(Object::make_string(s)); }
 
@@ -292,6 +291,8 @@ void msetnx_cmd(CommandContext& ctx) {
 // string, as in Redis (most keys appended once stay so). Readers need no lock: they see the old
 // length or the new one, never a torn value.
 void append_cmd(CommandContext& ctx) {
+  // proto-max-bulk-len bounds the result, as in Redis.
+  const std::uint64_t max_len = ctx.server.proto_max_bulk_len();
   const std::string_view key = ctx.arg(1), add = ctx.arg(2);
   const bool may_write_in_place = ctx.ks.traits().update_runs_once;
   std::size_t new_len = 0;
@@ -307,7 +308,7 @@ void append_cmd(CommandContext& ctx) {
       return U::assign(Value{make_str(add), 0});
     }
     const std::size_t len = v->obj->size();
-    if (len + add.size() > kMaxString) {
+    if (len + add.size() > max_len) {
       too_big = true;
       return U::keep();
     }
@@ -317,8 +318,8 @@ void append_cmd(CommandContext& ctx) {
       return U::keep();
     }
     new_len = len + add.size();
-    return U::assign(Value{ObjectRef(Object::make_growable(v->obj->str(), add, kMaxString)),
-                           v->expire_ms});
+    return U::assign(
+        Value{ObjectRef(Object::make_growable(v->obj->str(), add, max_len)), v->expire_ms});
   });
   if (in_place) ctx.ks.touch(key);  // modified without a new Value: WATCH and blocked clients
   if (wrong_type) {
@@ -383,16 +384,20 @@ void setrange_cmd(CommandContext& ctx) {
   // As Redis: the type is checked first, then an empty value answers the current length whatever
   // the offset, and only then is the resulting size checked.
   const std::string_view add = ctx.arg(3);
-  const bool too_big = static_cast<std::uint64_t>(offset) + add.size() > kMaxString;
+  // proto-max-bulk-len bounds the result, as in Redis; offset < 2^63 and the argument is short,
+  // so the sum cannot wrap.
+  const bool too_big =
+      static_cast<std::uint64_t>(offset) + add.size() > ctx.server.proto_max_bulk_len();
   const auto off = static_cast<std::size_t>(offset);
   const bool may_write_in_place = ctx.ks.traits().update_runs_once;
   std::size_t new_len = 0;
-  bool wrong_type = false, refused = false, in_place = false;
+  bool wrong_type = false, refused = false, in_place = false, no_memory = false;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
     wrong_type = v != nullptr && v->obj->type() != ObjectType::kString;
     refused = false;
     in_place = false;
+    no_memory = false;
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     if (add.empty()) {  // nothing to write: report the length, create nothing
@@ -410,7 +415,11 @@ void setrange_cmd(CommandContext& ctx) {
       return U::keep();
     }
     new_len = std::max(base.size(), off + add.size());
-    Object* o = Object::make_zeroed(new_len);
+    Object* o = Object::try_make_zeroed(new_len);
+    if (o == nullptr) {
+      no_memory = true;
+      return U::keep();
+    }
     if (!base.empty()) std::memcpy(o->bytes(), base.data(), base.size());
     std::memcpy(o->bytes() + off, add.data(), add.size());
     return U::assign(Value{ObjectRef(o), v != nullptr ? v->expire_ms : 0});
@@ -418,6 +427,8 @@ void setrange_cmd(CommandContext& ctx) {
   if (in_place) ctx.ks.touch(ctx.arg(1));
   if (wrong_type) {
     ctx.reply.error(err::kWrongType);
+  } else if (no_memory) {
+    ctx.reply.error(err::kNoMemory);
   } else if (refused) {
     ctx.reply.error(err::kStringTooLong);
   } else {
@@ -566,7 +577,8 @@ void lcs_cmd(CommandContext& ctx) {
   const std::string_view a = objs[0] ? objs[0]->str() : std::string_view();
   const std::string_view b = objs[1] ? objs[1]->str() : std::string_view();
   const std::size_t rows = a.size() + 1, cols = b.size() + 1;
-  if (static_cast<std::uint64_t>(rows) * cols * sizeof(std::uint32_t) > kMaxString) {
+  if (static_cast<std::uint64_t>(rows) * cols * sizeof(std::uint32_t) >
+      ctx.server.proto_max_bulk_len()) {
     ctx.reply.error(err::kLcsTooMuchMemory);
     return;
   }

@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import grammar  # noqa: E402
 import resp  # noqa: E402
+import twoclient  # noqa: E402
 from shrink import shrink  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -767,6 +768,9 @@ def main():
     ap.add_argument("--only", type=int, default=None,
                     help="run only sequence K (as numbered in a report; same --seed, --count, "
                     "--random, --commands)")
+    ap.add_argument("--two-client", action="store_true",
+                    help="the two-client mode (twoclient.py): connection A blocks, B acts; "
+                    "--count scenarios (default 8), --only K replays scenario K")
     ap.add_argument("--progress", type=float, default=0,
                     help="print a progress line every this many seconds (default: never)")
     opts = ap.parse_args()
@@ -790,8 +794,9 @@ def main():
         return parent(opts, seed)
     if opts.worker is None:
         opts.worker = 0
-    print("compat: seed %d%s%s" % (seed, " backend " + opts.backend if opts.backend else "",
-                                  " RESP3" if opts.resp3 else ""))
+    print("compat: seed %d%s%s%s" % (seed, " backend " + opts.backend if opts.backend else "",
+                                    " RESP3" if opts.resp3 else "",
+                                    " two-client mode" if opts.two_client else ""))
     sys.stdout.flush()
 
     workdir = tempfile.mkdtemp(prefix="kvlab-compat-")
@@ -804,7 +809,7 @@ def main():
                          + (["--backend", opts.backend] if opts.backend else []))
     # One server pair per lane (the exact mode uses the first): pipelined batches go to every
     # lane at once, so that one pair waiting on a blocked command does not hold up the others.
-    nlanes = 1 if opts.exact or opts.only is not None else max(1, opts.lanes)
+    nlanes = 1 if opts.exact or opts.only is not None or opts.two_client else max(1, opts.lanes)
     lanes = [(Server("redis-server" + ("-%d" % j if j else ""), redis_argv, workdir),
               Server("kvlab-server" + ("-%d" % j if j else ""), kv_argv, workdir))
              for j in range(nlanes)]
@@ -818,7 +823,12 @@ def main():
         for r, k in lanes:
             r.start()
             k.start()
-        status = session(opts, seed, lanes)
+        if opts.two_client:
+            found = twoclient.session(seed, opts.count, lanes[0][0].port, lanes[0][1].port,
+                                      opts.only, opts.verbose, opts.max_reports)
+            status = 1 if found else 0
+        else:
+            status = session(opts, seed, lanes)
     except KeyboardInterrupt:
         print("compat: interrupted")
     finally:

@@ -588,7 +588,8 @@ TEST_SUITE("server") {
     const std::string drained = kvtest::read_until_close(slow, 5000, &closed);
     CHECK(closed);
     CHECK(drained.size() < 16u * 1024 * 1024);
-    CHECK(std::stol(info_map(admin, "stats")["client_output_buffer_limit_disconnections"]) >= 1);
+    CHECK(std::stol(info_map(admin, "kvlab")["kvlab_client_output_buffer_limit_disconnections"]) >=
+          1);
     MESSAGE("slow subscriber cut off after " << drained.size() << " bytes reached it; " << kMessages
                                              << " publishes took " << secs << " s");
     ::close(slow);

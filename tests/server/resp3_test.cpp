@@ -273,6 +273,14 @@ TEST_CASE("HELLO 3 AUTH authenticates and switches in one command") {
   }
 }
 
+TEST_CASE("COMMAND INFO of an unknown name answers a null bulk in RESP2 and _ in RESP3") {
+  Raw r(server().port());
+  CHECK(r.call({"COMMAND", "INFO", "get", "nosuch"}).substr(0, 4) == "*2\r\n");
+  CHECK(r.call({"COMMAND", "INFO", "nosuch"}) == "*1\r\n$-1\r\n");
+  Resp3 c;
+  CHECK(c("COMMAND INFO nosuch") == "*1\r\n_\r\n");
+}
+
 TEST_CASE("every RESP3 reply type is encoded byte for byte as Redis 7.0 does") {
   Resp3 c;
   c("DEL h st z s");

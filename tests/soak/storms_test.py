@@ -12,7 +12,7 @@
 #      every one of them gets +PONG once its command is whole.
 #   4. A client that stops reading while asking for 1 MiB replies: the server's RSS stays bounded
 #      with the default `normal 0 0 0`; with `client-output-buffer-limit normal 2mb 0 0` the
-#      client is closed and client_output_buffer_limit_disconnections counts it.
+#      client is closed and kvlab_client_output_buffer_limit_disconnections (INFO kvlab) counts it.
 #   5. client-query-buffer-limit 1mb: a client sending a 2 MB argument is closed; others are not.
 # Usage: storms_test.py KVLAB_SERVER [scenario...]
 import json
@@ -221,9 +221,9 @@ def non_reader():
             except socket.timeout:
                 break
         s.close()
-        stat = int(info(srv.port, "stats")["client_output_buffer_limit_disconnections"])
+        stat = int(info(srv.port, "kvlab")["kvlab_client_output_buffer_limit_disconnections"])
         checks.check(closed and stat == 1, "non-reader, normal 2mb 0 0: closed (%s), "
-                     "client_output_buffer_limit_disconnections %d" % (closed, stat))
+                     "kvlab_client_output_buffer_limit_disconnections %d" % (closed, stat))
         checks.check(c.cmd("PING") == "PONG", "non-reader: other clients unaffected")
 
 
