@@ -64,18 +64,33 @@ class BlockingRegistry {
 };
 
 // The keys an escalation that serves blocked clients modified (Db records them while `collecting`,
-// between start() and serve_blocked()): the keys serve_blocked() looks at. One per worker thread;
-// outside such an escalation nothing is recorded, so the list cannot grow with unrelated writes.
+// between start() and serve_blocked()): the keys serve_blocked() looks at, in the order they were
+// first signalled. One per worker thread; outside such an escalation nothing is recorded, so the
+// list cannot grow with unrelated writes.
+//
+// As Redis 7.0 (signalKeyAsReady), a key is ready for list and sorted-set waiters only where it
+// got a value they can pop from: a list, sorted set or stream stored at it (`wakes`). Any other
+// change (a string stored, a key deleted, a stream changed in place) matters only to stream
+// waiters (XREAD, XREADGROUP: a new entry, or a group gone): serve_blocked() skips such an entry
+// unless the key has one. The order matters inside MULTI/EXEC and scripts: with BLPOP k1 k2
+// waiting, "SET k1 x, DEL k1, RPUSH k2 a, RPUSH k1 b" serves k2 first, as Redis does.
 struct ReadyKeys {
   bool collecting = false;
   std::vector<std::string> keys;
+  std::vector<bool> wakes;  // parallel to keys
   void start() {
     keys.clear();
+    wakes.clear();
     collecting = true;
   }
   void stop() {
     collecting = false;
     keys.clear();
+    wakes.clear();
+  }
+  void add(std::string_view key, bool wake) {
+    keys.emplace_back(key);
+    wakes.push_back(wake);
   }
 };
 ReadyKeys& ready_keys();

@@ -76,17 +76,18 @@ class Db {
   }
   bool insert(std::string_view key, const Value& v) {
     const bool done = ks_.insert(key, v);
-    if (done) modified(key, false, true);
+    if (done) modified(key, false, true, wakes_waiters(v));
     return done;
   }
   bool insert_or_assign(std::string_view key, const Value& v) {
     const bool inserted = ks_.insert_or_assign(key, v);
-    modified(key, false, inserted);
+    modified(key, false, inserted, wakes_waiters(v));
     return inserted;
   }
   bool insert_or_assign(std::string_view key, Value&& v) {
+    const bool wake = wakes_waiters(v);
     const bool inserted = ks_.insert_or_assign(key, std::move(v));
-    modified(key, false, inserted);
+    modified(key, false, inserted, wake);
     return inserted;
   }
   bool erase(std::string_view key) {
@@ -98,6 +99,7 @@ class Db {
   // LFU policy the new value inherits the old one's counter, touched (dbSetValue; eviction.hpp).
   bool overwrite(std::string_view key, Value&& v) {
     if (eviction_ == nullptr || !eviction_->lfu()) return insert_or_assign(key, std::move(v));
+    const bool wake = wakes_waiters(v);
     const UpdateOutcome o = ks_.update(key, [&](const Value* old) {
       // The old value counts only while live (Redis's lookupKeyWrite deletes an expired key).
       if (old != nullptr && !old->expired_at(eviction_->clock())) {
@@ -106,18 +108,21 @@ class Db {
       }
       return Update<Value>::assign(v);  // a copy: fn may run more than once
     });
-    modified(key, false, o == UpdateOutcome::inserted);
+    modified(key, false, o == UpdateOutcome::inserted, wake);
     return o == UpdateOutcome::inserted;
   }
   // fn's key, when present, is touched first (Redis's lookupKeyWrite updates the LRU/LFU word).
   template <class F>
   UpdateOutcome update(std::string_view key, F&& fn) {
+    bool wake = false;  // of the value fn stored last (fn may run more than once)
     const UpdateOutcome o = ks_.update(key, [&](const Value* v) {
       if (v != nullptr && eviction_ != nullptr) eviction_->touch_write(*v->obj);
-      return fn(v);
+      auto u = fn(v);
+      wake = u.kind() == Update<Value>::Kind::assign && wakes_waiters(u.value());
+      return u;
     });
     if (o != UpdateOutcome::unchanged)
-      modified(key, o == UpdateOutcome::erased, o == UpdateOutcome::inserted);
+      modified(key, o == UpdateOutcome::erased, o == UpdateOutcome::inserted, wake);
     return o;
   }
   std::size_t size_approx() { return ks_.size_approx(); }
@@ -146,8 +151,14 @@ class Db {
   TrackingRegistry& tracking() { return tracking_; }
 
  private:
-  // created: the key did not exist before (eviction tracks it from now on).
-  void modified(std::string_view key, bool now_absent, bool created = false) {
+  // A value blocked list, sorted-set and stream clients can be served from (ReadyKeys).
+  static bool wakes_waiters(const Value& v) {
+    const ObjectType t = v.obj->type();
+    return t == ObjectType::kList || t == ObjectType::kZSet || t == ObjectType::kStream;
+  }
+  // created: the key did not exist before (eviction tracks it from now on). wake: the key now
+  // holds a value that blocked clients of any kind can be served from (ReadyKeys).
+  void modified(std::string_view key, bool now_absent, bool created = false, bool wake = false) {
     if (eviction_ != nullptr) {
       if (created) eviction_->on_insert(key);
       if (now_absent) eviction_->on_erase(key);
@@ -157,7 +168,7 @@ class Db {
     if (tracking_.active()) tracking_note_modified(key);
     if (blocking_.active()) {  // for serve_blocked()
       ReadyKeys& r = ready_keys();
-      if (r.collecting) r.keys.emplace_back(key);
+      if (r.collecting) r.add(key, wake);
     }
   }
 

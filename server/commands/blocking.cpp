@@ -8,6 +8,7 @@
 // answers the same reply it would have given at once.
 #include "server/blocking.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -374,7 +375,13 @@ void serve_blocked(CommandContext& ctx) {
   for (std::size_t i = 0; i < ready.size() && i < 100000; ++i) {
     const std::string key = ready[i];
     if (!reg.has_waiters(key)) continue;
-    for (const auto& b : reg.waiters(key)) {
+    const std::vector<std::shared_ptr<BlockedClient>> waiters = reg.waiters(key);
+    // A change that stored no poppable value counts only for stream waiters (ReadyKeys).
+    if (!r.wakes[i] && std::none_of(waiters.begin(), waiters.end(), [](const auto& b) {
+          return iequals(b->argv[0], "xread") || iequals(b->argv[0], "xreadgroup");
+        }))
+      continue;
+    for (const auto& b : waiters) {
       int expected = BlockedClient::kWaiting;
       if (!b->state.compare_exchange_strong(expected, BlockedClient::kServing,
                                             std::memory_order_acq_rel))

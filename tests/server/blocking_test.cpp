@@ -162,6 +162,21 @@ TEST_SUITE("server") {
     CHECK(strs(admin("LRANGE q 0 -1")) == V{"a"});
   }
 
+  // As Redis 7.0: a key is ready for a list waiter where a list is stored at it, not where a
+  // string was stored or the key was deleted earlier in the same transaction.
+  TEST_CASE("in one EXEC the first key to get a list serves the waiter, as in Redis") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client admin(s.port()), w(s.port());
+    send(w, {"BLPOP", "k1", "k2", "0"});
+    REQUIRE(wait_blocked(admin, 1));
+    CHECK(admin("MULTI").is_status("OK"));
+    for (const char* cmd : {"SET k1 x", "DEL k1", "RPUSH k2 a", "RPUSH k1 b"})
+      CHECK(admin(cmd).is_status("QUEUED"));
+    CHECK(admin("EXEC").elements.size() == 4);
+    CHECK(strs(w.get_reply()) == V{"k2", "a"});
+    CHECK(strs(admin("LRANGE k1 0 -1")) == V{"b"});
+  }
+
   TEST_CASE("CLIENT UNBLOCK ends a wait with the timeout reply or an UNBLOCKED error") {
     kvtest::ServerProcess s({"--threads", "2"});
     Client admin(s.port()), w(s.port());
