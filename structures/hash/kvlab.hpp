@@ -512,7 +512,17 @@ class Kvlab {
       t = t->next.load(std::memory_order_acquire);
     }
     Locked l{this, home, h};
-    auto result = op(l, l.find(key));
+    // An op that throws (update's fn, or an allocation: bad_alloc) has changed nothing in the
+    // bucket: every op allocates before it links or unlinks. Unlock before the exception leaves,
+    // or every later operation on this bucket would spin on its lock forever.
+    auto result = [&] {
+      try {
+        return op(l, l.find(key));
+      } catch (...) {
+        unlock(*home);
+        throw;
+      }
+    }();
     unlock(*home);
     if (l.wants_resize) maybe_grow(t);
     return result;

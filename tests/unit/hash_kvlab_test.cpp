@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <future>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <thread>
@@ -170,4 +173,26 @@ TEST_CASE("prefetch reports present keys' values and changes nothing") {
   CHECK(calls > 0);
   CHECK(foreign == 0);
   for (std::uint64_t i = 0; i < 40; ++i) CHECK(map.find(key_of(i), [](const std::uint64_t&) {}));
+}
+
+// An update whose fn throws (the server's allocations can: bad_alloc) changes nothing and leaves
+// the bucket unlocked: the next operation on the same key completes (bounded wait, 5 s).
+TEST_CASE("an update whose function throws leaves the key usable") {
+  Map map(kvlab::MapOptions{.expected_keys = 16});
+  CHECK(map.insert("k", 1));
+  CHECK_THROWS_AS(map.update("k",
+                             [](const std::uint64_t*) -> kvlab::Update<std::uint64_t> {
+                               throw std::runtime_error("no memory");
+                             }),
+                  std::runtime_error);
+  auto next = std::async(std::launch::async, [&] {
+    return map.update("k", [](const std::uint64_t* v) {
+      return kvlab::Update<std::uint64_t>::assign(*v + 1);
+    });
+  });
+  REQUIRE(next.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  CHECK(next.get() == kvlab::UpdateOutcome::assigned);
+  std::uint64_t got = 0;
+  CHECK(map.find("k", [&](const std::uint64_t& v) { got = v; }));
+  CHECK(got == 2);
 }
