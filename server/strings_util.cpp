@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace kvlab::server {
 
@@ -111,92 +112,165 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+// Glob matching: Redis 7.0.15's stringmatchlen() semantics without its recursion.
+//
+// A pattern is a sequence of tokens, and every token but '*' consumes exactly one byte of the
+// text: '?', a literal, an escape "\x" (a '\' at the very end is a literal '\'), and a class
+// "[...]". Redis reads a token's extent from the pattern alone, never from the text, which is
+// what lets a matcher decode tokens as it goes and come back to a position. Redis's corners, kept
+// here because clients see them:
+//   - a class ends at its first unescaped ']' ("[]" matches nothing, "[^]" any byte); an
+//     unclosed class runs to the end of the pattern; "x-y" is a range when three bytes remain
+//     ("[a-]" is the range a..']' of an unclosed class); ranges compare bytes as signed chars and
+//     a reversed range is swapped ("[z-a]" = "[a-z]", "[a-\xff]" = bytes 0xff and 0x00..'a');
+//   - nocase folds only 'A'..'Z' (Redis runs in the C locale); an escape inside a class compares
+//     exactly even under nocase, one outside folds; a range folds its ends after the swap;
+//   - the empty text matches only the empty pattern ("*" does not match ""): Redis never reaches
+//     its trailing-'*' skip before it has consumed a byte. KEYS and SCAN test a pattern of exactly
+//     "*" before matching, so they still list the empty key;
+//   - nesting limit (CVE-2024-31228, in Redis 7.0.15 as Debian ships it): Redis recurses once
+//     per run of '*'s and gives up past 1000 levels, so a pattern whose 1001st run of '*'s is not
+//     at its end matches nothing; a trailing run matches the rest without recursing.
+//
+// Algorithm: the greedy matcher that remembers only the last run of '*'s and the text position
+// it was tried at. On a mismatch it resumes right after that run with the run absorbing one more
+// byte. That is enough: every token after a star consumes one byte, so if the tokens after the
+// last star cannot be placed at any start from the resume point on, no longer absorption by an
+// earlier star helps (that would only move the same tail further right) — the argument Redis's
+// skipLongerMatches makes.
+//
+// Bound. Let P be the pattern's bytes and S the text's, and count as a step each turn of the main
+// loop, each '*' skipped and each turn of the class loop. A pass is the work between two resumes.
+// In a pass the pattern position only increases, so the pass decodes each token and run of '*'s
+// at most once: at most P + 1 turns of the main loop (the last one fails) and at most P '*' and
+// class steps, 2P + 1 in all. Each resume moves the star's text position one byte right; that
+// position never moves left (a later star is placed at the current text position) and a resume
+// happens only while it is below S, so there are at most S resumes and S + 1 passes. Total: at
+// most (S + 1)(2P + 1) + P steps, the last P for the trailing '*'s (glob_match_counted counts
+// them; the glob fuzz target checks the bound), and no recursion, so no stack depth, whatever the
+// pattern. Redis's own matcher is O(P x S) since skipLongerMatches; before 7.0.10 it was
+// exponential in the number of stars (CVE-2022-36021).
 namespace {
-// Recursive glob with a depth guard (pathological patterns like "*a*a*a*...b").
-bool glob_impl(const char* p, std::size_t plen, const char* s, std::size_t slen, bool nocase,
-               int depth) {
-  if (depth > 1000) return false;
-  auto eq = [nocase](char a, char b) { return nocase ? lower(a) == lower(b) : a == b; };
-  while (plen > 0 && slen > 0) {
-    switch (p[0]) {
-      case '*': {
-        while (plen > 1 && p[1] == '*') {
-          ++p;
-          --plen;
-        }
-        if (plen == 1) return true;
-        for (std::size_t i = 0; i <= slen; ++i)
-          if (glob_impl(p + 1, plen - 1, s + i, slen - i, nocase, depth + 1)) return true;
-        return false;
-      }
-      case '?':
-        break;
-      case '[': {
-        ++p;
-        --plen;
-        bool negate = false;
-        if (plen > 0 && p[0] == '^') {
-          negate = true;
-          ++p;
-          --plen;
-        }
-        bool match = false;
-        while (plen > 0 && p[0] != ']') {
-          if (p[0] == '\\' && plen >= 2) {
-            ++p;
-            --plen;
-            if (eq(p[0], s[0])) match = true;
-          } else if (plen >= 3 && p[1] == '-') {
-            char lo = p[0], hi = p[2];
-            if (lo > hi) std::swap(lo, hi);
-            char c = s[0];
-            if (nocase) {
-              lo = lower(lo);
-              hi = lower(hi);
-              c = lower(c);
-            }
-            if (c >= lo && c <= hi) match = true;
-            p += 2;
-            plen -= 2;
-          } else if (eq(p[0], s[0])) {
-            match = true;
-          }
-          ++p;
-          --plen;
-        }
-        if (plen == 0) {  // unterminated class: Redis treats the end as ']'
-          ++plen;
-          --p;
-        }
-        if (negate) match = !match;
-        if (!match) return false;
-        break;
-      }
-      case '\\':
-        if (plen >= 2) {
-          ++p;
-          --plen;
-        }
-        [[fallthrough]];
-      default:
-        if (!eq(p[0], s[0])) return false;
-        break;
-    }
-    ++s;
-    --slen;
-    ++p;
-    --plen;
-  }
-  while (plen > 0 && p[0] == '*') {
-    ++p;
-    --plen;
-  }
-  return plen == 0 && slen == 0;
+
+constexpr unsigned kMaxStarRuns = 1000;  // Redis's nesting limit: runs past it match nothing
+
+inline int fold(int c, bool nocase) {
+  return (nocase && c >= 'A' && c <= 'Z') ? c + 32 : c;
 }
+
+struct NoSteps {
+  void add(std::uint64_t) {}
+};
+struct CountSteps {
+  std::uint64_t* n;
+  void add(std::uint64_t k) { *n += k; }
+};
+
+// Whether the class token starting at p[i] == '[' accepts byte c; *next is the index after it.
+template <class Steps>
+bool class_accepts(std::string_view p, std::size_t i, char c, bool nocase, std::size_t* next,
+                   Steps& steps) {
+  const std::size_t n = p.size();
+  std::size_t j = i + 1;
+  const bool negate = j < n && p[j] == '^';
+  if (negate) ++j;
+  // Ranges compare as signed chars, as Redis's int conversions of char do on x86 and ARM Linux.
+  const int sc = static_cast<signed char>(c);
+  bool match = false;
+  for (;; ++j) {
+    steps.add(1);
+    if (j >= n) {  // unclosed: the class runs to the end of the pattern
+      j = n - 1;
+      break;
+    }
+    if (p[j] == '\\' && n - j >= 2) {
+      ++j;
+      if (p[j] == c) match = true;  // exact even under nocase, as in Redis
+    } else if (p[j] == ']') {
+      break;
+    } else if (n - j >= 3 && p[j + 1] == '-') {
+      int lo = static_cast<signed char>(p[j]), hi = static_cast<signed char>(p[j + 2]);
+      if (lo > hi) std::swap(lo, hi);
+      const int x = fold(sc, nocase);
+      if (x >= fold(lo, nocase) && x <= fold(hi, nocase)) match = true;
+      j += 2;
+    } else if (fold(static_cast<unsigned char>(p[j]), nocase) ==
+               fold(static_cast<unsigned char>(c), nocase)) {
+      match = true;
+    }
+  }
+  *next = j + 1;
+  return match != negate;
+}
+
+// Whether the non-star token at p[i] accepts byte c; *next is the index after the token.
+template <class Steps>
+bool token_accepts(std::string_view p, std::size_t i, char c, bool nocase, std::size_t* next,
+                   Steps& steps) {
+  switch (p[i]) {
+    case '?':
+      *next = i + 1;
+      return true;
+    case '[':
+      return class_accepts(p, i, c, nocase, next, steps);
+    case '\\':
+      if (i + 1 < p.size()) ++i;  // a '\' at the end is a literal '\'
+      [[fallthrough]];
+    default:
+      *next = i + 1;
+      return fold(static_cast<unsigned char>(p[i]), nocase) ==
+             fold(static_cast<unsigned char>(c), nocase);
+  }
+}
+
+template <class Steps>
+bool glob_impl(std::string_view p, std::string_view s, bool nocase, Steps steps) {
+  if (s.empty()) return p.empty();
+  constexpr std::size_t kNone = std::string_view::npos;
+  std::size_t pi = 0, ti = 0;
+  std::size_t star_pi = kNone, star_ti = 0;  // the last run of '*'s: the token after it, and
+  unsigned runs = 0, star_runs = 0;          // where the tail was last tried; runs passed
+  while (ti < s.size()) {
+    steps.add(1);
+    if (pi < p.size() && p[pi] == '*') {
+      const std::size_t run = pi;
+      while (pi < p.size() && p[pi] == '*') ++pi;
+      steps.add(pi - run);
+      if (pi == p.size()) return true;         // a trailing run absorbs the rest
+      if (runs >= kMaxStarRuns) return false;  // the nesting limit: every match passes here
+      star_pi = pi;
+      star_ti = ti;
+      star_runs = ++runs;
+      continue;
+    }
+    std::size_t next = 0;
+    if (pi < p.size() && token_accepts(p, pi, s[ti], nocase, &next, steps)) {
+      pi = next;
+      ++ti;
+      continue;
+    }
+    if (star_pi == kNone) return false;
+    pi = star_pi;  // resume: the last run absorbs one more byte
+    ti = ++star_ti;
+    runs = star_runs;
+  }
+  while (pi < p.size() && p[pi] == '*') {
+    steps.add(1);
+    ++pi;
+  }
+  return pi == p.size();
+}
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text, bool nocase) {
-  return glob_impl(pattern.data(), pattern.size(), text.data(), text.size(), nocase, 0);
+  return glob_impl(pattern, text, nocase, NoSteps{});
+}
+
+bool glob_match_counted(std::string_view pattern, std::string_view text, bool nocase,
+                        std::uint64_t* steps) {
+  *steps = 0;
+  return glob_impl(pattern, text, nocase, CountSteps{steps});
 }
 
 }  // namespace kvlab::server

@@ -28,8 +28,13 @@ std::string format_long_double_human(long double v);
 std::string_view to_lower(std::string_view s, std::string* out);
 bool iequals(std::string_view a, std::string_view b);
 
-// Glob matching with Redis's semantics: '*', '?', '[...]' with ranges and '^', '\' escapes.
-// Binary safe. Matching is case sensitive unless nocase.
+// Glob matching with Redis 7.0.15's stringmatchlen() semantics: '*', '?', '[...]' with ranges
+// (reversed ones too) and '^', '\' escapes, Redis's nesting limit of 1000 runs of '*'. Binary
+// safe; case sensitive unless nocase (which folds 'A'..'Z' only). Work: at most
+// (text + 1) x (2 pattern + 1) + pattern steps, no recursion (strings_util.cpp has the proof).
 bool glob_match(std::string_view pattern, std::string_view text, bool nocase = false);
+// The same, also returning in *steps the work done, in the unit of the bound above (for tests).
+bool glob_match_counted(std::string_view pattern, std::string_view text, bool nocase,
+                        std::uint64_t* steps);
 
 }  // namespace kvlab::server
