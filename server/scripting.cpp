@@ -1826,7 +1826,7 @@ void function_list_cmd(CommandContext& ctx) {
   std::lock_guard<std::mutex> lock(reg.mu);
   std::vector<const Library*> libs;
   for (const auto& [name, lib] : reg.libraries)
-    if (!has_pattern || glob_match(pattern, name)) libs.push_back(&lib);
+    if (!has_pattern || glob_match(pattern, name, /*nocase=*/true)) libs.push_back(&lib);
   ctx.reply.array(libs.size());
   for (const Library* lib : libs) {
     ctx.reply.map(with_code ? 4 : 3);

@@ -840,8 +840,9 @@ const Param* find_param(std::string_view name) {
   return nullptr;
 }
 
+// As Redis's strpbrk(name, "[*?"): a pattern with only '\\' escapes is looked up as a name.
 bool has_glob(std::string_view s) {
-  return s.find_first_of("*?[\\") != std::string_view::npos;
+  return s.find_first_of("*?[") != std::string_view::npos;
 }
 
 void config_get_cmd(CommandContext& ctx) {
@@ -856,11 +857,14 @@ void config_get_cmd(CommandContext& ctx) {
   };
   for (std::size_t a = 2; a < ctx.argc(); ++a) {
     const std::string_view pat = ctx.arg(a);
+    // Redis reads a pattern as a C string (strpbrk, stringmatch: up to its first NUL) and looks a
+    // name up whole.
+    const std::string_view glob = pat.substr(0, pat.find('\0'));
     for (std::size_t i = 0; i < kNumParams; ++i) {
       const Param& p = kParams[i];
-      if (has_glob(pat)) {
-        if (glob_match(pat, p.name, true)) add(i, false, p.name);
-        if (!p.alias.empty() && glob_match(pat, p.alias, true)) add(i, true, p.alias);
+      if (has_glob(glob)) {
+        if (glob_match(glob, p.name, true)) add(i, false, p.name);
+        if (!p.alias.empty() && glob_match(glob, p.alias, true)) add(i, true, p.alias);
       } else if (iequals(pat, p.name)) {
         add(i, false, pat);  // Redis echoes a plain name as it was given
       } else if (!p.alias.empty() && iequals(pat, p.alias)) {
