@@ -49,6 +49,7 @@ server_srcs=($(cd "$root" && ls server/*.cpp server/commands/*.cpp |
 declare -A sources=(
   [resp_parser]="tests/fuzz/resp_parser_fuzz.cpp server/resp_parser.cpp server/strings_util.cpp"
   [reply_writer]="tests/fuzz/reply_writer_fuzz.cpp server/strings_util.cpp"
+  [glob]="tests/fuzz/glob_fuzz.cpp server/strings_util.cpp"
   [command]="tests/fuzz/command_fuzz.cpp ${server_srcs[*]}"
   [lua]="tests/fuzz/lua_fuzz.cpp ${server_srcs[*]}"
 )
@@ -56,10 +57,11 @@ declare -A libs=(
   [command]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -ltbb -lxxhash -lcds -lpthread"
   [lua]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -ltbb -lxxhash -lcds -lpthread"
 )
-# -max_len per target: the command target's inputs are pipelines of many commands.
-declare -A max_len=([resp_parser]=4096 [reply_writer]=4096 [command]=16384 [lua]=8192)
+# -max_len per target: the command target's inputs are pipelines of many commands; the glob
+# target's reach past 1000 runs of '*' (2000 bytes) while its reference matcher stays quick.
+declare -A max_len=([resp_parser]=4096 [reply_writer]=4096 [command]=16384 [lua]=8192 [glob]=3000)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(resp_parser reply_writer command lua)
+[ ${#targets[@]} -gt 0 ] || targets=(resp_parser reply_writer command lua glob)
 
 status=0
 for target in "${targets[@]}"; do
