@@ -421,7 +421,7 @@ bool walk_zipmap(std::string_view blob, F&& fn) {
     if (p[off] != 254 || size - 1 - off < 5) return false;
     *len = load_le(p + off + 1, 4);
     off += 5;
-    return true;
+    return *len >= 254;  // a shorter length has a one-byte form; Redis refuses the long one
   };
   while (off < size - 1) {
     std::size_t klen = 0, vlen = 0;
