@@ -145,9 +145,17 @@ inline std::size_t random_below(std::size_t n) {
   return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
 }
 
-// A negative SRANDMEMBER/ZRANDMEMBER count is a reply length; kvlab refuses lengths beyond this
-// (Redis does not).
+// A negative SRANDMEMBER/ZRANDMEMBER/HRANDFIELD count is a reply length; kvlab refuses lengths
+// beyond this (Redis 7.0 streams any length up to LONG_MAX into an unlimited output buffer).
 inline constexpr std::int64_t kMaxRandomReply = 10'000'000;
+
+// True once a reply under construction has passed the connection's hard output limit. Loops
+// whose reply length the client chose (random picks with repeats, SORT ... GET) stop there: the
+// worker then drops the partial reply and closes the connection (worker.cpp), so a reply of
+// |count| copies of a large element never holds more than about kOutputHardLimit bytes.
+inline bool reply_full(const CommandContext& ctx) {
+  return ctx.reply.buffer().size() > kOutputHardLimit;
+}
 
 // want distinct positions of [0, size), in random order; want < size. Rejection sampling when
 // few are wanted, else a partial Fisher-Yates shuffle: O(want) expected either way.

@@ -262,12 +262,13 @@ void hrandfield_cmd(CommandContext& ctx) {
     };
     auto& r = rng();
     if (l < 0) {
+      if (l < -kMaxRandomReply) {  // as SRANDMEMBER and ZRANDMEMBER
+        ctx.reply.error(err::kRandomCountTooLarge);
+        return;
+      }
       const auto n = static_cast<std::uint64_t>(-l);
       ctx.reply.array(n * per);
-      // A huge |count| would grow the reply without bound: stop at the output limit; the worker
-      // then drops the partial reply and closes the connection (as for any oversized reply).
-      for (std::uint64_t i = 0; i < n && ctx.reply.buffer().size() <= kOutputHardLimit; ++i)
-        emit(h.random_entry(r));
+      for (std::uint64_t i = 0; i < n && !reply_full(ctx); ++i) emit(h.random_entry(r));
       return;
     }
     const auto n = static_cast<std::uint64_t>(l);

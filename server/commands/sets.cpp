@@ -145,15 +145,16 @@ void srandmember_cmd(CommandContext& ctx) {
     ctx.reply.error(err::kOutOfRangeLong);
     return;
   }
-  if (count < -kMaxRandomReply) {
-    ctx.reply.error(err::kRandomCountTooLarge);
-    return;
-  }
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
     const std::size_t size = s.size();
     if (count < 0) {
+      if (count < -kMaxRandomReply) {  // after the lookup: a missing key answers [] as in Redis
+        ctx.reply.error(err::kRandomCountTooLarge);
+        return;
+      }
       ctx.reply.array(static_cast<std::size_t>(-count));
-      for (std::int64_t k = 0; k < -count; ++k) ctx.reply.bulk(s.at(random_below(size)));
+      for (std::int64_t k = 0; k < -count && !reply_full(ctx); ++k)
+        ctx.reply.bulk(s.at(random_below(size)));
       return;
     }
     const auto want = static_cast<std::size_t>(count);

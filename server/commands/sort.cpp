@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/commands/containers.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/value_types.hpp"
 #include "server/container.hpp"
@@ -281,7 +282,9 @@ void sort_generic(CommandContext& ctx, bool readonly) {
   }
   if (!o.store) {
     ctx.reply.array(outputlen);
-    for (std::int64_t j = start; j <= end; ++j) {
+    // GET patterns multiply the reply (window x GETs, each a value of up to 512 MB): stop at
+    // the hard output limit, as reply_full() explains.
+    for (std::int64_t j = start; j <= end && !reply_full(ctx); ++j) {
       const std::string& e = items[static_cast<std::size_t>(j)].elem;
       if (o.gets.empty()) ctx.reply.bulk(e);
       for (std::string_view pattern : o.gets) {

@@ -882,7 +882,8 @@ void zrandmember_cmd(CommandContext& ctx) {
         return;
       }
       ctx.reply.array(static_cast<std::size_t>(-count) * per);
-      for (std::int64_t k = 0; k < -count; ++k) emit(z.slot(random_below(size)));
+      for (std::int64_t k = 0; k < -count && !reply_full(ctx); ++k)
+        emit(z.slot(random_below(size)));
       return;
     }
     const auto want = static_cast<std::size_t>(count);
