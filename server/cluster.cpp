@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <unordered_map>
 
 #include "server/cluster_migration.hpp"
 
@@ -88,7 +90,13 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
   }
   if (!j.contains("shards") || !j["shards"].is_array() || j["shards"].empty())
     return bad("no shards");
-  std::vector<std::string> ids;
+  // Shard indexes live in int16_t per slot (owner, migrating_to); a shard without slots is
+  // allowed (a migration target), but there is no use for more shards than slots.
+  if (j["shards"].size() > static_cast<std::size_t>(kClusterSlots))
+    return bad("more than " + std::to_string(kClusterSlots) + " shards");
+  // id -> shard index: the duplicate check and the migration targets' lookup stay linear in
+  // the configuration's size.
+  std::unordered_map<std::string, int> ids;
   for (const auto& sj : j["shards"]) {
     if (!sj.is_object()) return bad("a shard is not an object");
     ClusterShard shard;
@@ -104,9 +112,8 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
     if (!valid_ip(shard.master.ip)) return bad("address '" + shard.master.ip + "' does not parse");
     if (port < 1 || port > 65535) return bad("port " + std::to_string(port) + " out of range");
     shard.master.port = static_cast<int>(port);
-    if (std::find(ids.begin(), ids.end(), shard.master.id) != ids.end())
+    if (!ids.emplace(shard.master.id, static_cast<int>(cfg->shards.size())).second)
       return bad("node id " + shard.master.id + " appears twice");
-    ids.push_back(shard.master.id);
     if (sj.contains("replicas") && !(sj["replicas"].is_array() && sj["replicas"].empty()))
       return bad("replicas are not supported yet");
     if (!sj.contains("slot_ranges") || !sj["slot_ranges"].is_array())
@@ -144,8 +151,7 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
         return bad("a migration needs node_id and slot_ranges");
       ClusterMigration m;
       const std::string target = mj["node_id"].get<std::string>();
-      for (std::size_t t = 0; t < cfg->shards.size(); ++t)
-        if (cfg->shards[t].master.id == target) m.target = static_cast<int>(t);
+      if (const auto it = ids.find(target); it != ids.end()) m.target = it->second;
       if (m.target < 0) return bad("migration target " + target + " is not a master in it");
       if (m.target == static_cast<int>(index)) return bad("a migration's target is its source");
       for (const auto& r : mj["slot_ranges"]) {
