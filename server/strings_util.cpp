@@ -175,28 +175,31 @@ bool class_accepts(std::string_view p, std::size_t i, char c, bool nocase, std::
   const bool negate = j < n && p[j] == '^';
   if (negate) ++j;
   // Ranges compare as signed chars, as Redis's int conversions of char do on x86 and ARM Linux.
-  const int sc = static_cast<signed char>(c);
+  const int folded = fold(static_cast<unsigned char>(c), nocase);
+  const int folded_signed = fold(static_cast<signed char>(c), nocase);
   bool match = false;
+  // Once a member matched, the rest of the class is only walked to find its end.
   for (;; ++j) {
     steps.add(1);
     if (j >= n) {  // unclosed: the class runs to the end of the pattern
       j = n - 1;
       break;
     }
-    if (p[j] == '\\' && n - j >= 2) {
+    const char b = p[j];
+    if (b == '\\' && n - j >= 2) {
       ++j;
-      if (p[j] == c) match = true;  // exact even under nocase, as in Redis
-    } else if (p[j] == ']') {
+      match = match || p[j] == c;  // exact even under nocase, as in Redis
+    } else if (b == ']') {
       break;
     } else if (n - j >= 3 && p[j + 1] == '-') {
-      int lo = static_cast<signed char>(p[j]), hi = static_cast<signed char>(p[j + 2]);
-      if (lo > hi) std::swap(lo, hi);
-      const int x = fold(sc, nocase);
-      if (x >= fold(lo, nocase) && x <= fold(hi, nocase)) match = true;
+      if (!match) {
+        int lo = static_cast<signed char>(b), hi = static_cast<signed char>(p[j + 2]);
+        if (lo > hi) std::swap(lo, hi);
+        match = folded_signed >= fold(lo, nocase) && folded_signed <= fold(hi, nocase);
+      }
       j += 2;
-    } else if (fold(static_cast<unsigned char>(p[j]), nocase) ==
-               fold(static_cast<unsigned char>(c), nocase)) {
-      match = true;
+    } else if (!match) {
+      match = fold(static_cast<unsigned char>(b), nocase) == folded;
     }
   }
   *next = j + 1;
