@@ -378,6 +378,15 @@ def case_cluster_config_shard_count(ctx):
         expect(took < 2, "16,384 shards took %.1f s" % took)
         reply = c.cmd("GET", key_in_slot(16383))
         expect(is_error(reply, "MOVED 16383 127.0.0.1:7001"), "slot 16383: %r" % (reply,))
+        # The slot and count arguments of the cluster commands (Redis's texts).
+        for args, want in ((("CLUSTER", "GETKEYSINSLOT", "0", "-1"), "Invalid slot or number"),
+                           (("CLUSTER", "GETKEYSINSLOT", "16384", "1"), "Invalid slot or number"),
+                           (("CLUSTER", "COUNTKEYSINSLOT", "-1"), "Invalid slot"),
+                           (("CLUSTER", "ADDSLOTSRANGE", "0", M), "not supported"),
+                           (("CLUSTER", "SETSLOT", M, "STABLE"), "not supported")):
+            reply = c.cmd(*args)
+            expect(is_error(reply, want), "%s: %r" % (" ".join(args), reply))
+        expect(c.cmd("CLUSTER", "GETKEYSINSLOT", "0", M) == [], "GETKEYSINSLOT 0 LONG_MAX")
         c.close()
     finally:
         node.stop()
