@@ -3,7 +3,8 @@
 // Reference: O. Shalev and N. Shavit, "Split-Ordered Lists: Lock-Free Extensible Hash Tables",
 // JACM 53(3), 2006.
 //
-// Thread safety: all operations concurrent; values in Cells (common/cell_map.hpp).
+// Thread safety: all operations concurrent; values in Cells (common/cell_map.hpp); the libcds
+// calls are common/cds_string_map.hpp's.
 // Progress: lock-free lists and resize; the per-value cell lock makes the whole blocking.
 // Reclamation: hazard pointers (libcds cds::gc::HP).
 // Invariants: CellMap's.
@@ -13,17 +14,14 @@
 #include <cds/container/split_list_map.h>
 
 #include <string>
-#include <string_view>
+#include <tuple>
 
-#include "structures/common/cds_runtime.hpp"
-#include "structures/common/cell_map.hpp"
-#include "structures/common/hash.hpp"
+#include "structures/common/cds_string_map.hpp"
 
 namespace kvlab::hash {
 
 template <class V>
-class CdsSplitListRaw {
- public:
+struct CdsSplitListSpec {
   using mapped_type = V;
   static constexpr BackendTraits kTraits{
       .name = "hash/cds-splitlist",
@@ -33,31 +31,6 @@ class CdsSplitListRaw {
       .reference = "Shalev & Shavit, JACM 2006 (libcds SplitListMap)",
       .summary = "split-ordered lock-free list, grows without rehash; per-value cell lock",
   };
-
- protected:
-  explicit CdsSplitListRaw(const MapOptions& o)
-      : attach_(), map_(o.expected_keys < 16 ? 16 : o.expected_keys, 1) {}
-  ~CdsSplitListRaw() { cds_runtime::ensure_attached(); }
-
-  static void raw_enter() { cds_runtime::ensure_attached(); }
-  template <class F>
-  bool raw_find(std::string_view key, F&& f) {
-    return map_.find_with(key, StringLess{}, [&](auto& item) { f(item.second); });
-  }
-  bool raw_insert(std::string_view key, const Cell<V>& cell) {
-    return map_.emplace(std::string(key), cell);
-  }
-  bool raw_erase(std::string_view key) { return map_.erase_with(key, StringLess{}); }
-  template <class F>
-  void raw_for_each(F&& f) {
-    for (auto it = map_.begin(); it != map_.end(); ++it) f(std::string_view(it->first), it->second);
-  }
-  std::size_t raw_size() { return map_.size(); }
-
- private:
-  struct Attach {
-    Attach() { cds_runtime::ensure_attached(); }
-  };
   struct Traits : public cds::container::split_list::traits {
     using ordered_list = cds::container::michael_list_tag;
     using hash = StringHash;
@@ -66,12 +39,15 @@ class CdsSplitListRaw {
       using less = StringLess;
     };
   };
-  Attach attach_;
-  cds::container::SplitListMap<cds::gc::HP, std::string, Cell<V>, Traits> map_;
+  using Container = cds::container::SplitListMap<cds::gc::HP, std::string, Cell<V>, Traits>;
+  // (expected items, load factor): at least 16.
+  static auto args(const MapOptions& o) {
+    return std::make_tuple(o.expected_keys < 16 ? std::size_t{16} : o.expected_keys, 1);
+  }
 };
 
 template <class V>
-using CdsSplitList = CellMap<CdsSplitListRaw<V>>;
+using CdsSplitList = CellMap<CdsStringMapRaw<CdsSplitListSpec<V>>>;
 
 static_assert(KeyValueMap<CdsSplitList<std::string>>);
 

@@ -5,24 +5,24 @@
 // Thread safety: find, insert, insert_or_assign, update and for_each run concurrently with each
 // other. erase and clear REQUIRE that no other operation runs (TBB's unsafe_erase): declared
 // concurrent_erase = false, and the tests and the server check that flag.
-// Values in Cells (common/cell_map.hpp) so that update is atomic.
+// Values in Cells (common/cell_map.hpp) so that update is atomic; the TBB calls are
+// common/tbb_std_map.hpp's.
 // Progress: blocking (cell lock). Reclamation: immediate, under the REQUIRES above.
 #pragma once
 
 #include <oneapi/tbb/concurrent_unordered_map.h>
 
 #include <string>
-#include <string_view>
+#include <tuple>
+#include <utility>
 
-#include "structures/common/cell_map.hpp"
 #include "structures/common/tbb_allocator.hpp"
-#include "structures/common/hash.hpp"
+#include "structures/common/tbb_std_map.hpp"
 
 namespace kvlab::hash {
 
 template <class V>
-class TbbUnorderedRaw {
- public:
+struct TbbUnorderedSpec {
   using mapped_type = V;
   static constexpr BackendTraits kTraits{
       .name = "hash/tbb-unordered",
@@ -33,42 +33,14 @@ class TbbUnorderedRaw {
       .summary = "lock-free insert/find; erase is unsafe_erase (no concurrent erase)",
       .concurrent_erase = false,
   };
-
- protected:
-  explicit TbbUnorderedRaw(const MapOptions& o) : map_(o.expected_keys) {}
-
-  static void raw_enter() {}
-  template <class F>
-  bool raw_find(std::string_view key, F&& f) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return false;
-    f(it->second);
-    return true;
-  }
-  bool raw_insert(std::string_view key, const Cell<V>& cell) {
-    return map_.emplace(std::string(key), cell).second;
-  }
-  bool raw_erase(std::string_view key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return false;
-    map_.unsafe_erase(it);
-    return true;
-  }
-  template <class F>
-  void raw_for_each(F&& f) {
-    for (auto& [k, c] : map_) f(std::string_view(k), c);
-  }
-  std::size_t raw_size() { return map_.size(); }
-  void raw_clear() { map_.clear(); }
-
- private:
-  tbb::concurrent_unordered_map<std::string, Cell<V>, StringHash, StringEqual,
-                                TbbAllocator<std::pair<const std::string, Cell<V>>>>
-      map_;
+  using Container =
+      tbb::concurrent_unordered_map<std::string, Cell<V>, StringHash, StringEqual,
+                                    TbbAllocator<std::pair<const std::string, Cell<V>>>>;
+  static auto args(const MapOptions& o) { return std::make_tuple(o.expected_keys); }
 };
 
 template <class V>
-using TbbUnordered = CellMap<TbbUnorderedRaw<V>>;
+using TbbUnordered = CellMap<TbbStdMapRaw<TbbUnorderedSpec<V>>>;
 
 static_assert(KeyValueMap<TbbUnordered<std::string>>);
 

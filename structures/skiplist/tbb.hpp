@@ -4,24 +4,24 @@
 //
 // Thread safety: find, insert, insert_or_assign, update, for_each and range run concurrently.
 // erase and clear REQUIRE that no other operation runs (unsafe_erase): concurrent_erase = false.
-// Values in Cells (common/cell_map.hpp) so that update is atomic.
+// Values in Cells (common/cell_map.hpp) so that update is atomic; the TBB calls are
+// common/tbb_std_map.hpp's.
 // Progress: blocking. Reclamation: immediate, under the REQUIRES above.
 #pragma once
 
 #include <oneapi/tbb/concurrent_map.h>
 
 #include <string>
-#include <string_view>
+#include <tuple>
+#include <utility>
 
-#include "structures/common/cell_map.hpp"
 #include "structures/common/tbb_allocator.hpp"
-#include "structures/common/hash.hpp"
+#include "structures/common/tbb_std_map.hpp"
 
 namespace kvlab::skiplist {
 
 template <class V>
-class TbbRaw {
- public:
+struct TbbSpec {
   using mapped_type = V;
   static constexpr BackendTraits kTraits{
       .name = "skiplist/tbb",
@@ -33,50 +33,13 @@ class TbbRaw {
       .concurrent_erase = false,
       .ordered = true,
   };
-
- protected:
-  explicit TbbRaw(const MapOptions&) {}
-
-  static void raw_enter() {}
-  template <class F>
-  bool raw_find(std::string_view key, F&& f) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return false;
-    f(it->second);
-    return true;
-  }
-  bool raw_insert(std::string_view key, const Cell<V>& cell) {
-    return map_.emplace(std::string(key), cell).second;
-  }
-  bool raw_erase(std::string_view key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return false;
-    map_.unsafe_erase(it);
-    return true;
-  }
-  template <class F>
-  void raw_for_each(F&& f) {
-    for (auto& [k, c] : map_) f(std::string_view(k), c);
-  }
-  template <class F>
-  void raw_range(std::string_view lo, std::string_view hi, F&& f) {
-    for (auto it = map_.lower_bound(lo); it != map_.end(); ++it) {
-      const std::string_view k(it->first);
-      if (k >= hi) break;
-      if (!f(k, it->second)) break;
-    }
-  }
-  std::size_t raw_size() { return map_.size(); }
-  void raw_clear() { map_.clear(); }
-
- private:
-  tbb::concurrent_map<std::string, Cell<V>, StringLess,
-                      TbbAllocator<std::pair<const std::string, Cell<V>>>>
-      map_;
+  using Container = tbb::concurrent_map<std::string, Cell<V>, StringLess,
+                                        TbbAllocator<std::pair<const std::string, Cell<V>>>>;
+  static auto args(const MapOptions&) { return std::tuple<>(); }
 };
 
 template <class V>
-using Tbb = CellMap<TbbRaw<V>>;
+using Tbb = CellMap<TbbStdMapRaw<TbbSpec<V>>>;
 
 static_assert(OrderedMap<Tbb<std::string>>);
 

@@ -35,9 +35,17 @@ for h in kvlab_config.hpp kvlab_git.hpp; do  # rewritten only when changed (keep
   cmp -s "$out/$h.new" "$out/$h" 2>/dev/null || mv "$out/$h.new" "$out/$h"
   rm -f "$out/$h.new"
 done
+# structures/backends.hpp is generated from structures/backends.list when Meson configures: a
+# configure-only Meson directory (no build) gives the same header as the main build's.
+if [ ! -f "$out/gen/structures/backends.hpp" ] ||
+   [ "$root/structures/backends.list" -nt "$out/gen/structures/backends.hpp" ] ||
+   [ "$root/structures/backends.hpp.in" -nt "$out/gen/structures/backends.hpp" ]; then
+  rm -rf "$out/gen"
+  meson setup "$out/gen" "$root" >"$out/gen.log" 2>&1 || { cat "$out/gen.log" >&2; exit 1; }
+fi
 cflags=(-std=c++20 -O1 -g -mcx16 -fsanitize=fuzzer-no-link,address,undefined
         -fno-sanitize-recover=undefined -DKVLAB_SERVER_MALLOC='"libc"'
-        -I"$root" -I"$out" -I/usr/include/lua5.1)
+        -I"$root" -I"$out" -I"$out/gen" -I/usr/include/lua5.1)
 ldflags=(-fsanitize=fuzzer,address,undefined)
 
 # The server library without main.cpp and keyspace_factory.cpp (tests/fuzz/fuzz_keyspace.cpp
