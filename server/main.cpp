@@ -24,7 +24,7 @@
 #include "structures/registry.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 #endif
 
 namespace {

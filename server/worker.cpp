@@ -28,7 +28,7 @@
 #include "structures/reclaim/epoch.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 #endif
 
 namespace kvlab::server {

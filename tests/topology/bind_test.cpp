@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "tools/topology/placement.hpp"
-#include "tools/topology/topology.hpp"
+#include "topology/placement.hpp"
+#include "topology/topology.hpp"
 
 namespace {
 

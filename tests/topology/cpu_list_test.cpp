@@ -2,7 +2,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 
 using kvlab::topo::format_cpu_list;
 using kvlab::topo::parse_cpu_list;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo::testing {
 

@@ -13,7 +13,7 @@
 #include "tools/bench/backend_table.hpp"
 #include "tools/bench/floor.hpp"
 #include "tools/bench/harness.hpp"
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 
 namespace kvlab::bench {
 

@@ -16,7 +16,7 @@
 #include <numeric>
 
 #include "structures/common/pool.hpp"
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 
 namespace kvlab::bench::detail {
 

@@ -8,7 +8,7 @@
 namespace kvlab::cli {
 
 void add_backends(CLI::App& app);    // tools/cli/backends_command.cpp
-void add_topo(CLI::App& app);        // tools/topology/topo_command.cpp
+void add_topo(CLI::App& app);        // tools/topo/topo_command.cpp
 void add_load(CLI::App& app);        // tools/load/load_command.cpp
 void add_bench(CLI::App& app);       // tools/bench/bench_command.cpp
 void add_cluster(CLI::App& app);     // tools/cluster/cluster_command.cpp

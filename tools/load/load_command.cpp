@@ -14,7 +14,7 @@
 #include "tools/load/report.hpp"
 
 #if defined(KVLAB_LOAD_HAVE_TOPO)
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 #endif
 
 namespace kvlab::cli {

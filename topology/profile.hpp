@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo {
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <optional>
 
-#include "tools/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo {
 

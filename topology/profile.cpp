@@ -4,7 +4,7 @@
 // value and spins until the responder (pinned to b) answers with the next even value; each write
 // moves the line to the writer's core, so one round trip = two line transfers. The initiator
 // times a batch of round trips with steady_clock; one-way latency = batch time / (2 * round trips).
-#include "tools/topology/profile.hpp"
+#include "topology/profile.hpp"
 
 #include <hwloc.h>
 
@@ -13,7 +13,7 @@
 #include <chrono>
 #include <thread>
 
-#include "tools/topology/json_writer.hpp"
+#include "topology/json_writer.hpp"
 
 namespace kvlab::topo {
 

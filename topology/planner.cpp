@@ -17,7 +17,7 @@
 #include <climits>
 #include <map>
 
-#include "tools/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo {
 

@@ -3,7 +3,7 @@
 // process's allowed CPUs) and binds a thread to its placement.
 //
 // The full model/planner (XML and synthetic machines, the pure plan(), reports) lives in
-// tools/topology/topology.hpp; this header only exposes the live-machine entry points.
+// topology/topology.hpp; this header only exposes the live-machine entry points.
 //
 // Thread safety: every function is safe to call from any thread; plan_live() loads its own
 // topology each call (a few milliseconds), so call it once at startup, not per request.

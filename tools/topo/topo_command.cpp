@@ -1,4 +1,4 @@
-// `kvlab topo report|plan|profile`: the command-line face of tools/topology (issue 7).
+// `kvlab topo report|plan|profile`: the command-line face of topology (issue 7).
 // Compiled into the kvlab executable (tools/cli); registered by add_topo().
 #include <algorithm>
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include <string>
 
 #include "tools/cli/subcommands.hpp"
-#include "tools/topology/profile.hpp"
-#include "tools/topology/topology.hpp"
+#include "topology/profile.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::cli {
 

@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 
 struct hwloc_topology;  // hwloc's opaque topology (hwloc_topology_t)
 

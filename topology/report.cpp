@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "tools/topology/json_writer.hpp"
-#include "tools/topology/topology.hpp"
+#include "topology/json_writer.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/topology/placement.hpp"
+#include "topology/placement.hpp"
 
 namespace kvlab::topo {
 

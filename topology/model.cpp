@@ -12,7 +12,7 @@
 #include <map>
 #include <sstream>
 
-#include "tools/topology/topology.hpp"
+#include "topology/topology.hpp"
 
 namespace kvlab::topo {
 
