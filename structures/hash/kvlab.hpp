@@ -263,11 +263,28 @@ class Kvlab {
     }
   }
 
-  // Not atomic: erases key by key.
+  // Not atomic: empties one home bucket chain at a time, each under its lock, as erase would
+  // (a key present for the whole call is gone at the end; one inserted meanwhile may stay). No
+  // key is copied or hashed: the cost is one pass over the table plus a retire per entry.
   void clear() {
-    std::vector<std::string> keys;
-    for_each([&](std::string_view k, const V&) { keys.emplace_back(k); });
-    for (const auto& k : keys) erase(k);
+    reclaim::Guard g;
+    std::shared_lock gate(resize_gate_);  // no resize starts meanwhile (as for_each)
+    finish_migration();
+    Table* t = root_.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i <= t->mask; ++i) {
+      Bucket& home = t->buckets[i];
+      lock(home);
+      Locked l{this, &home, 0};
+      for (Bucket* b = &home; b; b = b->next.load(std::memory_order_relaxed)) {
+        // relaxed: we hold the home lock, which ordered every earlier write to this chain.
+        const std::uint64_t m = b->meta.load(std::memory_order_relaxed);
+        for (int s = 0; s < kSlots; ++s) {
+          if (tag_at(m, s) == 0) continue;
+          l.remove({b, s, b->slot[s].load(std::memory_order_relaxed)});
+        }
+      }
+      unlock(home);
+    }
   }
 
   // Observability for INFO and benchmarks.
