@@ -372,7 +372,9 @@ void Worker::run() {
       // ended during the yield: the next iteration resumes the listener). Computed after any
       // yield, so neither is a time slice late; at most 1 s, so a clock step cannot overflow it.
       const std::int64_t now = wall_ms();
-      int timeout = next_timeout_ms(now);
+      // Retired objects left by a bounded free pass (a FLUSHALL's million values): poll without
+      // blocking so the next passes run between requests instead of after the next wake-up.
+      int timeout = reclaim::backlog() ? 0 : next_timeout_ms(now);
       if (accept_paused_until_ms_ != 0) {
         const std::int64_t left = std::clamp<std::int64_t>(accept_paused_until_ms_ - now, 0, 1000);
         if (timeout < 0 || timeout > left) timeout = static_cast<int>(left);

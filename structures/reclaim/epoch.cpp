@@ -3,6 +3,7 @@
 // then read every announcement; an object retired at epoch e is freed at global epoch >= e + 2.
 #include "structures/reclaim/epoch.hpp"
 
+#include <cstdint>
 #include <mutex>
 #include <utility>
 
@@ -45,20 +46,31 @@ void free_expired(std::vector<Retired>& list, std::uint64_t global, std::uint64_
   list.resize(kept);
 }
 
-// A thread's own list: seal() gives epochs in non-decreasing order, so [0, end) is sorted and
-// its expired objects are a prefix. Frees that prefix and returns the new end of the sealed part.
-std::size_t free_expired_prefix(std::vector<Retired>& list, std::size_t end, std::uint64_t global,
-                                std::uint64_t* freed) {
-  std::size_t k = 0;
+// Drops the freed prefix [0, head) of a thread's own list.
+void compact(Record& r) {
+  if (r.head == 0) return;
+  r.retired.erase(r.retired.begin(), r.retired.begin() + static_cast<std::ptrdiff_t>(r.head));
+  r.sealed -= r.head;
+  r.head = 0;
+}
+
+// A thread's own list: seal() gives epochs in non-decreasing order, so [head, sealed) is sorted
+// and its expired objects are a prefix. Frees at most `budget` of them; returns true when the
+// budget stopped the pass with expired objects left.
+bool free_expired_prefix(Record& r, std::uint64_t global, std::size_t budget,
+                         std::uint64_t* freed) {
+  std::size_t k = r.head;
+  const std::size_t stop = budget < r.sealed - r.head ? r.head + budget : r.sealed;
   // r.epoch + 2 <= global: no subtraction that could wrap, as in free_expired.
-  while (k < end && list[k].epoch + 2 <= global) {
-    list[k].deleter(list[k].object);
+  while (k < stop && r.retired[k].epoch + 2 <= global) {
+    r.retired[k].deleter(r.retired[k].object);
     ++k;
   }
-  if (k == 0) return end;
-  *freed += k;
-  list.erase(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(k));
-  return end - k;
+  *freed += k - r.head;
+  r.head = k;
+  const bool more = k < r.sealed && r.retired[k].epoch + 2 <= global;
+  if (2 * r.head >= r.retired.size()) compact(r);
+  return more;
 }
 
 // Gives every not-yet-sealed retired object of r the current epoch. The SeqCst fence orders the
@@ -114,6 +126,7 @@ struct Holder {
     record->announced.store(kIdle, std::memory_order_release);
     record->online = false;
     record->guard_depth = 0;
+    compact(*record);
     if (!record->retired.empty()) {
       seal(*record);
       std::lock_guard lock(g_orphans_mutex);
@@ -140,6 +153,7 @@ struct ExitSweep {
     Record* r = g_records.exchange(nullptr, std::memory_order_acquire);
     while (r) {
       Record* next = r->next;
+      compact(*r);
       for (auto& o : r->retired) o.deleter(o.object);
       delete r;
       r = next;
@@ -181,7 +195,7 @@ void enter_slow(Record& r) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-void collect(Record& r) {
+void collect(Record& r, std::size_t budget) {
   seal(r);
   try_advance();
   // acquire: pairs with the release CAS in try_advance(), so the check of every announcement
@@ -192,9 +206,9 @@ void collect(Record& r) {
   // thread holds the epoch back (descheduled on an oversubscribed machine): the list then grows,
   // and walking all of it at every quiescent point made the work per operation grow with it.
   if (global != r.freed_at_epoch) {
-    r.freed_at_epoch = global;
     std::uint64_t freed = 0;
-    r.sealed = free_expired_prefix(r.retired, r.sealed, global, &freed);
+    // A pass cut short by the budget leaves freed_at_epoch alone: the next pass goes on.
+    if (!free_expired_prefix(r, global, budget, &freed)) r.freed_at_epoch = global;
     r.freed_total.fetch_add(freed, std::memory_order_relaxed);
   }
   if (g_orphans_size.load(std::memory_order_relaxed) > 0) {
@@ -225,7 +239,7 @@ void offline() {
   r.online = false;
   // release: as in Guard's destructor. Inside a Guard the thread stays announced.
   if (r.guard_depth == 0) r.announced.store(kIdle, std::memory_order_release);
-  detail::collect(r);
+  detail::collect(r, kFreeBudget);
 }
 
 void quiescent() {
@@ -235,7 +249,7 @@ void quiescent() {
   // sees the newer epoch frees anything; then re-announce like a pin.
   r.announced.store(detail::g_epoch.load(std::memory_order_relaxed), std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!r.retired.empty()) detail::collect(r);
+  if (!r.retired.empty()) detail::collect(r, kFreeBudget);
 }
 
 void retire(void* object, void (*deleter)(void*)) {
@@ -243,14 +257,21 @@ void retire(void* object, void (*deleter)(void*)) {
   r.retired.push_back({object, deleter, 0});  // epoch set by seal()
   r.retired_total.fetch_add(1, std::memory_order_relaxed);
   if (r.retired.size() - r.sealed >= detail::kSealBatch) detail::seal(r);
-  if (r.retired.size() % detail::kBatch == 0) detail::collect(r);
+  if (r.retired.size() % detail::kBatch == 0) detail::collect(r, kFreeBudget);
 }
 
 void flush() {
   detail::Record& r = detail::self();
   // Each pass can advance the epoch by one; two advances make this thread's retirements safe
   // unless another thread is announced in an old epoch.
-  for (int i = 0; i < 4 && !r.retired.empty(); ++i) detail::collect(r);
+  for (int i = 0; i < 4 && !r.retired.empty(); ++i) detail::collect(r, SIZE_MAX);
+}
+
+bool backlog() {
+  detail::Record& r = detail::self();
+  // acquire: as in collect(); a stale (older) epoch only makes the answer more conservative.
+  return r.head < r.sealed &&
+         r.retired[r.head].epoch + 2 <= detail::g_epoch.load(std::memory_order_acquire);
 }
 
 Stats stats() {

@@ -68,7 +68,11 @@ struct alignas(64) Record {
   // Thread-private state below (only the owning thread touches it).
   unsigned guard_depth = 0;
   bool online = false;
-  std::vector<Retired> retired;   // [0, sealed) carry their epoch; the rest are not sealed yet
+  // [0, head) are freed and wait for compaction; [head, sealed) carry their epoch; the rest are
+  // not sealed yet. Freeing advances head; the vector is compacted once head passes half of it,
+  // so a long backlog freed in bounded passes costs O(1) per object.
+  std::vector<Retired> retired;
+  std::size_t head = 0;
   std::size_t sealed = 0;
   // The global epoch at this thread's last free pass: while the epoch stands still nothing new
   // expires, so collect() does not walk the list again.
@@ -85,7 +89,8 @@ Record& self_slow();  // registers the calling thread (first use)
   return self_slow();
 }
 void enter_slow(Record& r);
-void collect(Record& r);  // tries to advance the epoch and frees what is safe
+// Tries to advance the epoch and frees what is safe, at most `budget` of r's own objects.
+void collect(Record& r, std::size_t budget);
 extern std::atomic<std::uint64_t> g_epoch;
 
 }  // namespace detail
@@ -128,5 +133,14 @@ void retire(T* object) {
 
 // Frees everything retired by the calling thread that is safe to free now (tests and shutdown).
 void flush();
+
+// A pass of collection (retire(), quiescent(), offline()) frees at most kFreeBudget objects, so
+// that a thread that retired a million objects at once (FLUSHALL) frees them over many passes,
+// between the requests it serves, instead of stopping for the whole batch. backlog(): the calling
+// thread has objects that are safe to free now and were left for a later pass; a thread that
+// sleeps between passes should not sleep long while it holds them (the server's workers poll
+// without blocking).
+inline constexpr std::size_t kFreeBudget = 8192;
+bool backlog();
 
 }  // namespace kvlab::reclaim

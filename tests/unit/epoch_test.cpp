@@ -215,3 +215,33 @@ TEST_CASE("objects orphaned by exiting threads are not freed under a guarded rea
   for (auto* p : g_graveyard) delete p;
   g_graveyard.clear();
 }
+
+// Property: one collection pass frees at most kFreeBudget objects, so a thread that retired a
+// large batch (FLUSHALL's values) frees it over several passes; backlog() says a pass left
+// expired objects behind, and further passes free them all.
+TEST_CASE("a large batch is freed over bounded passes, and backlog() tells the caller") {
+  std::thread t([] {
+    namespace r = kvlab::reclaim;
+    r::online();
+    const int before = Tracked::alive.load();
+    const int n = 3 * static_cast<int>(r::kFreeBudget) + 5;
+    for (int i = 0; i < n; ++i) r::retire(new Tracked);
+    CHECK(Tracked::alive.load() == before + n);  // this thread is announced: nothing expired
+    r::quiescent();  // announce the newer epoch: what was sealed before may expire now
+    r::quiescent();
+    const int left = Tracked::alive.load() - before;
+    CHECK(left < n);
+    CHECK(n - left <= 2 * static_cast<int>(r::kFreeBudget));  // at most one budget per pass
+    CHECK(r::backlog());
+    int passes = 2;
+    while (Tracked::alive.load() != before && passes < 100) {
+      r::quiescent();
+      ++passes;
+    }
+    CHECK(Tracked::alive.load() == before);
+    CHECK(passes >= 4);
+    CHECK_FALSE(r::backlog());
+    r::offline();
+  });
+  t.join();
+}
