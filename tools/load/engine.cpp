@@ -123,6 +123,7 @@ struct Shared {
   std::condition_variable cv;
   unsigned ready = 0;
   bool failed = false;
+  bool connection_failed = false;  // the failure was the server's (connect, AUTH, SUBSCRIBE)
   bool go = false;
   bool abort = false;
   std::string error;
@@ -167,7 +168,10 @@ class Worker {
     std::string error;
     if (!setup(&error)) {
       std::lock_guard lock(sh_.m);
-      if (!sh_.failed) sh_.error = error;
+      if (!sh_.failed) {
+        sh_.error = error;
+        sh_.connection_failed = setup_reached_server_;
+      }
       sh_.failed = true;
       sh_.cv.notify_all();
       return;
@@ -204,6 +208,7 @@ class Worker {
     }
     const double per_sender = open_loop() ? *sh_.rate / sh_.senders : 0;
     const std::uint64_t total_requests = cfg_.requests;
+    setup_reached_server_ = true;  // every failure from here on is the server's
     for (auto& s : slots_) {
       if (!s->conn.connect(cfg_.host, cfg_.port, cfg_.connect_timeout_s, error)) return false;
       if (!cfg_.password.empty()) {
@@ -280,6 +285,7 @@ class Worker {
 
   void append_one(Slot& s, std::int64_t intended, std::int64_t now) {
     std::string& out = s.conn.out();
+    bool read = false;
     if (s.role == Role::kPublisher) {
       const std::string ch = channel_name((s.global_index + s.messages++) % cfg_.channels);
       out += "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(ch.size()) + "\r\n" + ch + "\r\n$" +
@@ -291,9 +297,9 @@ class Worker {
       sh_.pending_publish.fetch_add(1, std::memory_order_relaxed);
     }
     const unsigned replies =
-        s.role == Role::kPublisher ? 1 : sh_.workload.append_request(s.keys, out);
+        s.role == Role::kPublisher ? 1 : sh_.workload.append_request(s.keys, out, &read);
     if (open_loop() && intended >= sh_.measure_start) send_lag_.record(now - intended);
-    s.inflight.push_back({intended, now, replies});
+    s.inflight.push_back({intended, now, replies, read});
     ++s.issued;
   }
 
@@ -331,6 +337,8 @@ class Worker {
     s.dead = true;
     ++disconnects_;
     ++ivl_errors_;
+    if (first_disconnect_ == 0) first_disconnect_ = now_ns();
+    lost_requests_ += s.inflight.size();
     if (s.role == Role::kPublisher)
       sh_.pending_publish.fetch_sub(static_cast<std::int64_t>(s.inflight.size()),
                                     std::memory_order_relaxed);
@@ -353,12 +361,15 @@ class Worker {
       return;
     }
     if (s.inflight.empty()) return;  // a reply we did not ask for; nothing to match
+    ++replies_;
     if (r.error) {
       ++error_replies_;
       ++ivl_errors_;
     }
     Pending p;
     if (!complete_front(s.inflight, &p)) return;  // more replies of this request are due
+    if (p.read && !r.error && p.intended_ns >= sh_.measure_start)
+      ++(reply_is_miss(r.top_type, r.elements) ? misses_ : hits_);
     if (s.role == Role::kPublisher) {
       sh_.pending_publish.fetch_sub(1, std::memory_order_relaxed);
       if (r.top_type == REDIS_REPLY_INTEGER && r.integer > 0) {
@@ -455,7 +466,16 @@ class Worker {
       std::uint64_t budget = 100000000;
       for (auto& sp : slots_) {
         Slot& s = *sp;
-        if (s.dead || s.role == Role::kSubscriber) continue;
+        if (s.role == Role::kSubscriber) continue;
+        if (s.dead) {
+          // The server closed this connection: what fell due on it afterwards is lost, not late.
+          while (s.next_intended < end && s.issued < s.quota && budget-- > 0) {
+            ++lost_requests_;
+            ++s.issued;
+            advance(s);
+          }
+          continue;
+        }
         while (s.next_intended < end && s.issued < s.quota && budget-- > 0) {
           if (s.next_intended >= sh_.measure_start) {
             // (Pub/sub: the latency histogram holds deliveries; an unsent publish is only counted.)
@@ -515,6 +535,14 @@ class Worker {
     r.timeouts += timeouts_;
     r.disconnects += disconnects_;
     r.unsent += unsent_;
+    r.hits += hits_;
+    r.misses += misses_;
+    r.replies += replies_;
+    r.lost_requests += lost_requests_;
+    if (first_disconnect_ != 0) {
+      const double at = static_cast<double>(first_disconnect_ - sh_.t_start) / 1e9;
+      if (r.first_disconnect_s < 0 || at < r.first_disconnect_s) r.first_disconnect_s = at;
+    }
     r.published += published_;
     r.delivered += delivered_;
     r.promised += promised_;
@@ -531,11 +559,14 @@ class Worker {
   unsigned index_;
   int ep_ = -1;
   bool draining_ = false;
+  bool setup_reached_server_ = false;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<char[]> read_buf_{new char[kReadBuf]};
   Histogram latency_, service_, send_lag_, ivl_latency_;
   std::uint64_t requests_ = 0, error_replies_ = 0, timeouts_ = 0, disconnects_ = 0, unsent_ = 0;
   std::uint64_t published_ = 0, delivered_ = 0, promised_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0, replies_ = 0, lost_requests_ = 0;
+  std::int64_t first_disconnect_ = 0;  // 0: none
   std::uint64_t served_ = 0, window_completed_ = 0, ivl_completed_ = 0, ivl_errors_ = 0;
   std::int64_t last_completion_ = 0;
 };
@@ -568,8 +599,12 @@ bool is_sustained(double achieved, double target, double threshold) {
 }
 
 bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* result,
-              std::string* error, const std::function<void(const IntervalReport&)>& progress) {
-  if (!validate(cfg, rate, error)) return false;
+              std::string* error, const std::function<void(const IntervalReport&)>& progress,
+              StartError* why) {
+  StartError ignored;
+  if (!why) why = &ignored;
+  *why = StartError::kNone;
+  if (!validate(cfg, rate, error)) return *why = StartError::kConfig, false;
   const Workload workload(cfg);
   Shared sh(cfg, workload, rate);
   sh.senders = cfg.pubsub ? cfg.publishers : cfg.threads * cfg.connections;
@@ -595,6 +630,7 @@ bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* res
       ok = false;
       sh.abort = true;
       *error = sh.error;
+      *why = sh.connection_failed ? StartError::kConnection : StartError::kConfig;
     }
     sh.t_start = now_ns() + 10 * 1000000;  // every thread starts from the same instant
     sh.measure_start = sh.t_start + static_cast<std::int64_t>(warmup * 1e9);
@@ -615,11 +651,15 @@ bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* res
   return true;
 }
 
-bool prefill(const LoadConfig& config, std::string* error) {
+bool prefill(const LoadConfig& config, std::string* error, StartError* why) {
+  StartError ignored;
+  if (!why) why = &ignored;
+  *why = StartError::kConfig;
   LoadConfig c = config;
   if (!validate(c, std::nullopt, error)) return false;
   const Workload workload(c);
   Connection conn;
+  *why = StartError::kConnection;
   if (!conn.connect(c.host, c.port, c.connect_timeout_s, error)) return false;
   std::string auth_error;
   if (!c.password.empty()) {
@@ -640,7 +680,10 @@ bool prefill(const LoadConfig& config, std::string* error) {
           if (r.error && first_error.empty()) first_error = r.error_text;
         }))
       return false;
-    if (!first_error.empty()) return *error = "prefill: server replied " + first_error, false;
+    if (!first_error.empty()) {
+      *why = StartError::kNone;  // the server answered, with an error
+      return *error = "prefill: server replied " + first_error, false;
+    }
   }
   return true;
 }

@@ -27,6 +27,8 @@ struct LoadOptions {
   std::string command_ratio, ratio, key_pattern = "uniform", arrivals = "uniform";
   std::string rate;
   bool stop_after_ns = false;
+  bool fail_on_ns = false;
+  double max_error_ratio = 0;
   bool prefill = false;
   bool quiet = false;
   std::string format = "table", out;
@@ -35,9 +37,71 @@ struct LoadOptions {
   bool duration_given = false;
 };
 
-[[noreturn]] void fail(const std::string& message, int code = 1) {
+// Exit statuses (tools/load/README.md): a script tells a good run from a broken one by them.
+constexpr int kExitOk = 0;
+constexpr int kExitErrors = 1;        // error replies (and timeouts) above --max-error-ratio
+constexpr int kExitUsage = 2;         // bad flags; nothing was sent
+constexpr int kExitConnection = 3;    // the server closed or refused connections
+constexpr int kExitNotSustained = 4;  // a step was NS and --fail-on-ns was given
+
+[[noreturn]] void fail(const std::string& message, int code = kExitUsage) {
   std::fprintf(stderr, "kvlab load: %s\n", message.c_str());
   throw CLI::RuntimeError(code);
+}
+
+int start_error_code(load::StartError why) {
+  return why == load::StartError::kConnection ? kExitConnection
+         : why == load::StartError::kNone     ? kExitErrors
+                                              : kExitUsage;
+}
+
+// The verdict on a finished run: the exit status and, unless it is 0, one line saying why.
+load::RunStatus judge(const LoadOptions& o, const std::vector<load::StepResult>& steps,
+                      const std::string& start_failure, int start_failure_code) {
+  load::RunStatus st;
+  std::uint64_t errors = 0, replies = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const load::StepResult& s = steps[i];
+    errors += s.error_replies + s.timeouts;
+    replies += s.replies + s.timeouts;
+    if (s.disconnects > 0 && st.exit_code != kExitConnection) {
+      char b[300];
+      std::snprintf(b, sizeof b,
+                    "the server closed %llu connection(s) in step %zu, the first %.3f s into the "
+                    "step; %llu request(s) lost (sent and never answered, or due on a closed "
+                    "connection)",
+                    static_cast<unsigned long long>(s.disconnects), i + 1, s.first_disconnect_s,
+                    static_cast<unsigned long long>(s.lost_requests));
+      st.exit_code = kExitConnection;
+      st.reason = b;
+    }
+  }
+  if (!start_failure.empty() && st.exit_code != kExitConnection) {
+    st.exit_code = start_failure_code;
+    st.reason = start_failure;
+  }
+  if (st.exit_code != 0) return st;
+  const double ratio = replies ? static_cast<double>(errors) / static_cast<double>(replies) : 0;
+  if (errors > 0 && ratio > o.max_error_ratio) {
+    char b[200];
+    std::snprintf(b, sizeof b,
+                  "%llu of %llu requests got an error reply or timed out (ratio %.4g > "
+                  "--max-error-ratio %g)",
+                  static_cast<unsigned long long>(errors), static_cast<unsigned long long>(replies),
+                  ratio, o.max_error_ratio);
+    st.exit_code = kExitErrors;
+    st.reason = b;
+    return st;
+  }
+  if (o.fail_on_ns) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].sustained) continue;
+      st.exit_code = kExitNotSustained;
+      st.reason = "step " + std::to_string(i + 1) + " was not sustained (--fail-on-ns)";
+      return st;
+    }
+  }
+  return st;
 }
 
 void build_config(LoadOptions& o) {
@@ -191,15 +255,19 @@ void run(LoadOptions& o) {
 
   std::string error;
   if (!load::fetch_info(c, "server", &m.server_info, &error))
-    fail("cannot query the server at " + c.host + ":" + std::to_string(c.port) + ": " + error);
+    fail("cannot query the server at " + c.host + ":" + std::to_string(c.port) + ": " + error,
+         kExitConnection);
   if (o.prefill && !c.pubsub) {
     if (!o.quiet)
       std::fprintf(stderr, "prefill: SET %llu keys...\n", static_cast<unsigned long long>(c.keys));
-    if (!load::prefill(c, &error)) fail("prefill failed: " + error);
+    load::StartError why;
+    if (!load::prefill(c, &error, &why)) fail("prefill failed: " + error, start_error_code(why));
   }
 
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   std::vector<load::StepResult> steps;
+  std::string start_failure;
+  int start_failure_code = kExitOk;
   for (std::size_t i = 0; i < rates.size(); ++i) {
     const auto& rate = rates[i];
     if (!o.quiet) {
@@ -219,13 +287,25 @@ void run(LoadOptions& o) {
       std::fflush(stderr);
     };
     load::StepResult result;
-    const bool ok = o.quiet ? load::run_step(c, rate, &result, &error)
-                            : load::run_step(c, rate, &result, &error, progress);
+    load::StartError why;
+    const bool ok = o.quiet ? load::run_step(c, rate, &result, &error, {}, &why)
+                            : load::run_step(c, rate, &result, &error, progress, &why);
     if (!o.quiet && tty) std::fprintf(stderr, "\n");
-    if (!ok) fail(error);
+    if (!ok) {
+      // The first step failing to start is a plain error; a later one (the server went away
+      // between steps) still reports the steps that ran.
+      if (steps.empty() || why != load::StartError::kConnection) fail(error, start_error_code(why));
+      start_failure = "step " + std::to_string(i + 1) + " could not start: " + error;
+      start_failure_code = start_error_code(why);
+      break;
+    }
     steps.push_back(std::move(result));
+    // A closed connection ends the sweep: the steps after it would measure a broken server.
+    if (steps.back().disconnects > 0) break;
     if (!steps.back().sustained && o.stop_after_ns) break;
   }
+  const load::RunStatus status = judge(o, steps, start_failure, start_failure_code);
+  m.status = status;
 
   const std::string table = load::format_table(m, steps);
   std::string formatted = table;
@@ -234,12 +314,13 @@ void run(LoadOptions& o) {
   if (!o.out.empty()) {
     std::ofstream f(o.out);
     f << formatted;
-    if (!f) fail("cannot write " + o.out);
+    if (!f) fail("cannot write " + o.out, kExitErrors);
     std::fputs(table.c_str(), stdout);
   } else {
     std::fputs(formatted.c_str(), stdout);
   }
   std::fflush(stdout);
+  if (status.exit_code != kExitOk) fail(status.reason, status.exit_code);
 }
 
 }  // namespace
@@ -285,6 +366,11 @@ void add_load(CLI::App& app) {
                   "a step is sustained when achieved >= this fraction of the target")
       ->capture_default_str();
   sub->add_flag("--stop-after-ns", o->stop_after_ns, "end the sweep at the first unsustained step");
+  sub->add_flag("--fail-on-ns", o->fail_on_ns,
+                "exit 4 when a step is not sustained (by default NS is reported, not an error)");
+  sub->add_option("--max-error-ratio", o->max_error_ratio,
+                  "exit 1 when error replies and timeouts exceed this fraction of the requests")
+      ->capture_default_str();
   sub->add_option("--drain-timeout", o->drain, "wait for replies in flight after each step")
       ->capture_default_str();
   sub->add_option("--seed", c.seed, "RNG seed")->capture_default_str();

@@ -18,6 +18,20 @@ std::string bulk(std::string_view s) {
 
 }  // namespace
 
+bool is_read_command(std::string_view name) {
+  static constexpr std::string_view kReads[] = {
+      "GET",    "GETEX",  "GETDEL", "HGET",   "HGETALL",  "HKEYS",        "HVALS",
+      "LINDEX", "LRANGE", "ZSCORE", "ZRANGE", "SMEMBERS", "ZRANGEBYSCORE"};
+  for (const auto r : kReads) {
+    if (r.size() != name.size()) continue;
+    bool same = true;
+    for (std::size_t i = 0; i < r.size() && same; ++i)
+      same = r[i] == (name[i] >= 'a' && name[i] <= 'z' ? name[i] - 'a' + 'A' : name[i]);
+    if (same) return true;
+  }
+  return false;
+}
+
 Workload::Workload(const LoadConfig& config) : config_(config) {
   std::string data(config.data_size, 'x');
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>('a' + i % 26);
@@ -30,6 +44,7 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
     e.weight = std::max(1u, c.weight);
     e.replies = 0;
     e.keys = 1;
+    e.read = false;
     // Split at ";" arguments into commands; each gets its "*argc" header.
     std::size_t i = 0;
     while (i < c.args.size()) {
@@ -38,6 +53,7 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
       if (end > i) {
         e.segments.push_back({Segment::kLiteral, "*" + std::to_string(end - i) + "\r\n"});
         ++e.replies;
+        e.read = is_read_command(c.args[i]);  // the last command's verdict stands
       }
       for (; i < end; ++i) {
         const std::string& a = c.args[i];
@@ -144,8 +160,9 @@ void Workload::append_key(std::uint64_t k, std::string& out) const {
   out += "\r\n";
 }
 
-unsigned Workload::append_request(KeyStream& s, std::string& out) const {
+unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read) const {
   const Encoded& e = templates_[pick_[s.counter++ % pick_.size()]];
+  if (read) *read = e.read;
   // One key per slot and request: MSET __key__ __data__ __key__ __data__ repeats it, as memtier
   // does; __key1__ … draw their own.
   std::uint64_t keys[10];

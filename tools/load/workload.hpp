@@ -5,9 +5,12 @@
 // each connection owns its KeyStream (RNG state, sequential cursor).
 #pragma once
 
+#include <hiredis/read.h>
+
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tools/load/load.hpp"
@@ -47,7 +50,18 @@ struct Pending {
   std::int64_t intended_ns;
   std::int64_t sent_ns;
   unsigned replies = 1;  // replies still due
+  bool read = false;     // its last command is a read: a nil or empty reply is a miss
 };
+
+// Whether a command reads a key, so that its reply tells a hit from a miss: a nil reply or an
+// empty array (HGETALL, SMEMBERS, LRANGE of a missing key) is a miss. MGET and HMGET are not
+// counted: their reply holds one nil per missing key, not one verdict per request.
+bool is_read_command(std::string_view name);
+
+// Hit or miss of a read's reply. REQUIRES: the reply is not an error.
+inline bool reply_is_miss(int top_type, long long elements) {
+  return top_type == REDIS_REPLY_NIL || (top_type == REDIS_REPLY_ARRAY && elements == 0);
+}
 
 // Matches one reply to the oldest request in flight (RESP answers in order). Returns true, with
 // the request in *done, when the reply was that request's last; false while more are due.
@@ -75,8 +89,8 @@ class Workload {
   KeyStream make_stream(std::uint64_t stream_index, std::uint64_t stream_count) const;
 
   // Appends one request (one or more RESP multibulk commands) to out; returns how many replies it
-  // asks for.
-  unsigned append_request(KeyStream& s, std::string& out) const;
+  // asks for. *read (optional) tells whether the request's last command is a read.
+  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr) const;
   // Appends SET key data for key number k (prefill).
   void append_set(std::uint64_t k, std::string& out) const;
 
@@ -93,6 +107,7 @@ class Workload {
     unsigned weight;
     unsigned replies;  // commands in the request
     unsigned keys;     // distinct key slots (1 + the highest __keyi__)
+    bool read;         // the last command is a read (is_read_command)
   };
   void append_key(std::uint64_t k, std::string& out) const;
 

@@ -1,0 +1,192 @@
+"""`kvlab load` as a script sees it: exit statuses, the status block of the JSON, and hits and
+misses, against Debian's redis-server started here on a free loopback port (skipped, exit 77,
+without it).
+
+    cli_test.py KVLAB_CLI REDIS_SERVER CASE
+
+CASE is one of: usage, errors, killed, hits, ns. Each runs in a few seconds; every child process
+is bounded by a timeout and every server is stopped by its pid.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Redis:
+    def __init__(self, binary):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--logfile", "/dev/null"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise SystemExit("redis-server did not start")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=5)
+
+
+def load(kvlab, *args, timeout=30):
+    p = subprocess.run([kvlab, "load", "-q"] + list(args), capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def load_json(kvlab, *args):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        code, _, err = load(kvlab, *args, "--format", "json", "--out", out)
+        with open(out) as f:
+            return code, json.load(f), err
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print("ok:", what)
+
+
+def case_usage(kvlab, redis):
+    # Usage errors exit 2 and send nothing (the server's command count stays put).
+    for args in (["--bogus-flag"], ["--threads", "0"], ["--rate", "fast"],
+                 ["--key-pattern", "zipf:7"], ["--duration", "soon"]):
+        code, _, err = load(kvlab, "--port", str(redis.port), *args)
+        check(code == 2, "usage error %s exits 2 (got %d: %s)" % (args, code, err.strip()[-120:]))
+    # Nothing listens on this port: refused before the run is exit 3, as during it.
+    code, _, err = load(kvlab, "--port", str(free_port()), "--duration", "1s")
+    check(code == 3 and "refused" in err, "a refused connection exits 3 (got %d)" % code)
+
+
+def case_errors(kvlab, redis):
+    # Every request gets an error reply: exit 1, and the JSON says so.
+    code, j, err = load_json(kvlab, "--port", str(redis.port), "--duration", "1s",
+                             "--command", "FOO __key__")
+    step = j["steps"][0]
+    check(code == 1, "all error replies exit 1 (got %d)" % code)
+    check(step["errors_by_kind"]["error_replies"] > 0 and
+          step["errors_by_kind"]["error_replies"] == step["replies"],
+          "every reply counted as an error reply")
+    check(j["status"]["exit_code"] == 1 and "--max-error-ratio" in j["status"]["reason"],
+          "JSON status carries exit 1 and its reason")
+    check("error reply" in err, "stderr says why")
+    # Allowed by the ratio: exit 0.
+    code, _, _ = load(kvlab, "--port", str(redis.port), "--duration", "1s",
+                      "--command", "FOO __key__", "--max-error-ratio", "1")
+    check(code == 0, "--max-error-ratio 1 accepts them (exit %d)" % code)
+    # One error in ten (a SET and nine INCRs on a string value): above 0.05, below 0.2.
+    args = ["--port", str(redis.port), "--duration", "1s", "--keys", "100",
+            "--command", "SET __key__ x", "--command", "INCR __key__", "--command-ratio", "9:1"]
+    code, _, _ = load(kvlab, *args, "--max-error-ratio", "0.05")
+    check(code == 1, "10 %% errors > 0.05 exits 1 (got %d)" % code)
+    code, _, _ = load(kvlab, *args, "--max-error-ratio", "0.2")
+    check(code == 0, "10 %% errors <= 0.2 exits 0 (got %d)" % code)
+
+
+def case_killed(kvlab, redis):
+    # The server is killed 1 s into a 3 s open-loop step of a two-step sweep: exit 3, the steps
+    # that ran are still printed, lost requests are counted and the time is reported.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        p = subprocess.Popen([kvlab, "load", "-q", "--port", str(redis.port), "--rate", "2k,4k",
+                              "--duration", "3s", "--connections", "4", "--format", "json",
+                              "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        time.sleep(1.0)
+        redis.proc.send_signal(signal.SIGKILL)
+        redis.proc.wait(timeout=5)
+        stdout, stderr = p.communicate(timeout=30)
+        check(p.returncode == 3, "a killed server exits 3 (got %d: %s)" % (p.returncode, stderr))
+        j = json.load(open(out))
+    check(len(j["steps"]) == 1, "the sweep stops at the step where the server died")
+    s = j["steps"][0]
+    check(s["errors_by_kind"]["disconnects"] == 4, "4 connections closed")
+    # 2k/s for the ~2 s after the kill: about 4,000 slots fell due on closed connections.
+    check(2500 < s["lost_requests"] < 5000, "lost requests counted (%d)" % s["lost_requests"])
+    check(0.5 < s["first_disconnect_s"] < 2.0,
+          "the disconnect time is reported (%.3f s)" % s["first_disconnect_s"])
+    check("lost" in stderr and "closed 4 connection" in stderr, "stderr says when and how many")
+    check("2,000" in stdout or "NS" in stdout, "the table of the step still printed")
+
+
+def case_hits(kvlab, redis):
+    port = str(redis.port)
+    # An empty keyspace: every GET misses.
+    code, j, _ = load_json(kvlab, "--port", port, "--requests", "2000", "--keys", "500",
+                           "--key-prefix", "hm:")
+    s = j["steps"][0]
+    check(code == 0 and s["misses"] == 2000 and s["hits"] == 0,
+          "GET on an empty keyspace: 2000 misses, 0 hits (%d/%d)" % (s["misses"], s["hits"]))
+    # Prefilled: every GET hits.
+    code, j, _ = load_json(kvlab, "--port", port, "--requests", "2000", "--keys", "500",
+                           "--key-prefix", "hm:", "--prefill")
+    s = j["steps"][0]
+    check(code == 0 and s["hits"] == 2000 and s["misses"] == 0,
+          "GET on a prefilled keyspace: 2000 hits (%d/%d)" % (s["hits"], s["misses"]))
+    # Half the keys present (the prefill covered 500 of 1000): about half the GETs miss.
+    code, j, _ = load_json(kvlab, "--port", port, "--requests", "4000", "--keys", "1000",
+                           "--key-prefix", "hm:")
+    s = j["steps"][0]
+    check(1600 < s["hits"] < 2400 and s["hits"] + s["misses"] == 4000,
+          "half the keyspace: hits %d, misses %d" % (s["hits"], s["misses"]))
+    # HGETALL of a missing key is an empty array: a miss. PING is not a read.
+    code, j, _ = load_json(kvlab, "--port", port, "--requests", "1000", "--keys", "100",
+                           "--key-prefix", "hx:", "--command", "HGETALL __key__",
+                           "--command", "PING")
+    s = j["steps"][0]
+    check(s["misses"] == 500 and s["hits"] == 0, "HGETALL of missing keys: misses")
+    # CSV and table carry them too.
+    code, out, _ = load(kvlab, "--port", port, "--requests", "500", "--keys", "500",
+                        "--key-prefix", "hm:", "--format", "csv")
+    header, row = out.strip().splitlines()[:2]
+    cols = dict(zip(header.split(","), row.split(",")))
+    check(cols["hits"] == "500" and cols["misses"] == "0", "CSV hits and misses columns")
+    code, out, _ = load(kvlab, "--port", port, "--requests", "500", "--keys", "500",
+                        "--key-prefix", "hm:")
+    check("hits/s" in out and "misses/s" in out, "table hits/s and misses/s columns")
+
+
+def case_ns(kvlab, redis):
+    args = ["--port", str(redis.port), "--rate", "50M", "--duration", "1s", "--keys", "100",
+            "--drain-timeout", "500ms"]
+    code, _, _ = load(kvlab, *args)
+    check(code == 0, "an NS step is reported, not an error (exit %d)" % code)
+    code, _, err = load(kvlab, *args, "--fail-on-ns")
+    check(code == 4 and "not sustained" in err, "--fail-on-ns exits 4 (got %d)" % code)
+
+
+def main():
+    kvlab, redis_bin, case = sys.argv[1:4]
+    if not redis_bin or not os.path.exists(redis_bin):
+        print("redis-server not installed: skipped")
+        return 77
+    redis = Redis(redis_bin)
+    try:
+        {"usage": case_usage, "errors": case_errors, "killed": case_killed, "hits": case_hits,
+         "ns": case_ns}[case](kvlab, redis)
+    finally:
+        redis.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
