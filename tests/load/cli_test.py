@@ -4,7 +4,7 @@ without it).
 
     cli_test.py KVLAB_CLI REDIS_SERVER CASE
 
-CASE is one of: usage, errors, killed, hits, ns. Each runs in a few seconds; every child process
+CASE is one of: usage, errors, killed, hits, ns, hdr. Each runs in a few seconds; every child process
 is bounded by a timeout and every server is stopped by its pid.
 """
 import json
@@ -174,6 +174,87 @@ def case_ns(kvlab, redis):
     check(code == 4 and "not sustained" in err, "--fail-on-ns exits 4 (got %d)" % code)
 
 
+def hdr_total(b64):
+    """The total count of an HdrHistogram V2 compressed histogram (base64): cookie, length,
+    zlib data; inside, a 40-byte header and ZigZag LEB128 counts (negative = a run of zeros)."""
+    import base64
+    import struct
+    import zlib
+    raw = base64.b64decode(b64)
+    cookie, length = struct.unpack(">ii", raw[:8])
+    assert cookie == 0x1c849314, hex(cookie)
+    body = zlib.decompress(raw[8:8 + length])
+    assert struct.unpack(">i", body[:4])[0] == 0x1c849313
+    payload_len = struct.unpack(">i", body[4:8])[0]
+    p, end, total = 40, 40 + payload_len, 0
+    while p < end:
+        v, shift = 0, 0
+        while True:
+            b = body[p]
+            p += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        v = (v >> 1) ^ -(v & 1)
+        if v > 0:
+            total += v
+    return total
+
+
+def case_hdr(kvlab, redis):
+    # The .hgrm's 50 % and 90 % lines are the table's p50 and p90; its count is the step's; the
+    # interval log has one histogram per second whose counts add up to the replies; the JSON's
+    # latency_hdr decodes to the step's histogram. With HdrHistogram's Java library installed
+    # (Debian's libhdrhistogram-java), its log processor reads the log and agrees.
+    with tempfile.TemporaryDirectory() as d:
+        hgrm, hlog, js = (os.path.join(d, n) for n in ("r.hgrm", "r.hlog", "r.json"))
+        code, out, err = load(kvlab, "--port", str(redis.port), "--rate", "1k,3k", "--duration",
+                              "2s", "--warmup", "1s", "--keys", "1000", "--format", "json",
+                              "--out", js, "--hdr-out", hgrm, "--hdr-log", hlog)
+        check(code == 0, "the run succeeds (%d: %s)" % (code, err))
+        j = json.load(open(js))
+        for n, (target, step) in enumerate(zip(("1,000", "3,000"), j["steps"]), 1):
+            row = [l for l in out.splitlines() if l.strip().startswith(target)][0].split()
+            p50, p90 = row[2], row[3]
+            path = os.path.join(d, "r.step%d.hgrm" % n)
+            lines = [l.split() for l in open(path) if l.strip() and not l.startswith("#")][1:]
+            at = {float(l[1]): l for l in lines}
+            check(at[0.5][0] == p50, "step %d: hgrm 50 %% line %s == table p50 %s" %
+                  (n, at[0.5][0], p50))
+            check(at[0.9][0] == p90, "step %d: hgrm 90 %% line %s == table p90 %s" %
+                  (n, at[0.9][0], p90))
+            check(int(lines[-1][2]) == step["latency_us"]["count"],
+                  "step %d: hgrm total %s == the step's count %d" %
+                  (n, lines[-1][2], step["latency_us"]["count"]))
+            check(hdr_total(step["latency_hdr"]) == step["latency_us"]["count"],
+                  "step %d: the JSON's latency_hdr decodes to the step's count" % n)
+        replies = sum(s["replies"] for s in j["steps"])
+        log = open(hlog).read().splitlines()
+        check(log[0].startswith("#[") and "#[Histogram log format version 1.3]" in log,
+              "the log header")
+        rows = [l.split(",") for l in log if l and l[0].isdigit()]
+        check(5 <= len(rows) <= 7, "one interval per second of both steps (%d)" % len(rows))
+        starts = [float(r[0]) for r in rows]
+        check(starts == sorted(starts) and all(float(r[1]) == 1.0 for r in rows),
+              "intervals in time order, 1 s each")
+        counted = sum(hdr_total(r[3]) for r in rows)
+        check(0.9 * replies <= counted <= replies,
+              "interval counts %d add up to the replies %d" % (counted, replies))
+        jar = "/usr/share/java/hdrhistogram.jar"
+        if os.path.exists(jar) and os.path.exists("/usr/bin/java"):
+            p = subprocess.run(["/usr/bin/java", "-cp", jar,
+                                "org.HdrHistogram.HistogramLogProcessor", "-i", hlog, "-o",
+                                os.path.join(d, "proc")], capture_output=True, text=True,
+                               timeout=60)
+            proc = [l.split() for l in open(os.path.join(d, "proc.hgrm"))
+                    if l.strip() and not l.startswith("#")][1:]
+            check(p.returncode == 0 and int(proc[-1][2]) == counted,
+                  "HdrHistogram's HistogramLogProcessor reads the log (total %s)" % proc[-1][2])
+        else:
+            print("HdrHistogram's Java library not installed: log processor check skipped")
+
+
 def main():
     kvlab, redis_bin, case = sys.argv[1:4]
     if not redis_bin or not os.path.exists(redis_bin):
@@ -182,7 +263,7 @@ def main():
     redis = Redis(redis_bin)
     try:
         {"usage": case_usage, "errors": case_errors, "killed": case_killed, "hits": case_hits,
-         "ns": case_ns}[case](kvlab, redis)
+         "ns": case_ns, "hdr": case_hdr}[case](kvlab, redis)
     finally:
         redis.stop()
     return 0

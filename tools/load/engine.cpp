@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <map>
@@ -99,6 +100,7 @@ class Collector {
       r.errors = it->second.errors;
       r.p50_us = static_cast<double>(it->second.hist.value_at_quantile(0.5)) / 1000.0;
       r.p99_us = static_cast<double>(it->second.hist.value_at_quantile(0.99)) / 1000.0;
+      r.histogram = &it->second.hist;
       cb_(r);
       ticks_.erase(it);
     }
@@ -633,6 +635,9 @@ bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* res
       *why = sh.connection_failed ? StartError::kConnection : StartError::kConfig;
     }
     sh.t_start = now_ns() + 10 * 1000000;  // every thread starts from the same instant
+    result->start_epoch_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() +
+        0.010;
     sh.measure_start = sh.t_start + static_cast<std::int64_t>(warmup * 1e9);
     // With --requests the duration is a cap, so a stalled server cannot hold the run forever.
     sh.t_end = sh.measure_start + static_cast<std::int64_t>(cfg.duration_s * 1e9);

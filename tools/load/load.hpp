@@ -89,6 +89,9 @@ struct IntervalReport {
   std::uint64_t completed = 0;
   std::uint64_t errors = 0;
   double p50_us = 0, p99_us = 0;
+  // This second's latencies (from the intended send time), merged over the threads; valid only
+  // during the callback. The interval log (--hdr-log) is written from it.
+  const Histogram* histogram = nullptr;
 };
 
 struct StepResult {
@@ -97,6 +100,7 @@ struct StepResult {
   double served_rate = 0;             // answered slots of the measured schedule / window
   bool sustained = true;              // both rates >= sustain_threshold * target (open loop)
   double window_s = 0;
+  double start_epoch_s = 0;  // wall-clock start of the step (warmup included), seconds since epoch
   std::uint64_t requests = 0;  // replies recorded (intended send inside the window)
   std::uint64_t error_replies = 0;
   std::uint64_t timeouts = 0;

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
+#include "kvlab_config.hpp"
 #include "tools/cli/subcommands.hpp"
+#include "tools/load/hdr_format.hpp"
 #include "tools/load/load.hpp"
 #include "tools/load/report.hpp"
 
@@ -32,6 +35,7 @@ struct LoadOptions {
   bool prefill = false;
   bool quiet = false;
   std::string format = "table", out;
+  std::string hdr_out, hdr_log;
   std::string placement = "none", avoid_cpus, smt = "auto";
   std::vector<std::string> argv;
   bool duration_given = false;
@@ -264,6 +268,20 @@ void run(LoadOptions& o) {
     if (!load::prefill(c, &error, &why)) fail("prefill failed: " + error, start_error_code(why));
   }
 
+  if (!o.hdr_log.empty() && !load::hdr_log_supported())
+    fail("--hdr-log needs zlib, which this build lacks");
+  // Interval log lines are encoded as the seconds arrive and written after each step, when the
+  // step's wall-clock start is known; the file is opened first so that a bad path fails early.
+  std::ofstream hdr_log;
+  std::optional<load::HdrLogWriter> log_writer;
+  struct PendingInterval {
+    unsigned second;
+    std::string line_tail;  // "length,max,HISTF..."
+  };
+  if (!o.hdr_log.empty()) {
+    hdr_log.open(o.hdr_log, std::ios::trunc);
+    if (!hdr_log) fail("cannot write --hdr-log " + o.hdr_log);
+  }
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   std::vector<load::StepResult> steps;
   std::string start_failure;
@@ -274,7 +292,12 @@ void run(LoadOptions& o) {
       std::fprintf(stderr, "step %zu/%zu: %s\n", i + 1, rates.size(),
                    rate ? ("rate " + load::compact_rate(*rate) + "/s").c_str() : "closed loop");
     }
+    std::vector<PendingInterval> intervals;
     auto progress = [&](const load::IntervalReport& r) {
+      if (hdr_log.is_open() && r.histogram != nullptr) {
+        intervals.push_back({r.second, load::hdr_interval_fields(1.0, *r.histogram)});
+      }
+      if (o.quiet) return;
       char line[200];
       std::snprintf(line, sizeof line, "[%3us] %10.0f/s  p50 %8.3f ms  p99 %8.3f ms  errors %llu%s",
                     r.second, static_cast<double>(r.completed), r.p50_us / 1000, r.p99_us / 1000,
@@ -288,9 +311,24 @@ void run(LoadOptions& o) {
     };
     load::StepResult result;
     load::StartError why;
-    const bool ok = o.quiet ? load::run_step(c, rate, &result, &error, {}, &why)
-                            : load::run_step(c, rate, &result, &error, progress, &why);
+    const bool ok = o.quiet && !hdr_log.is_open()
+                        ? load::run_step(c, rate, &result, &error, {}, &why)
+                        : load::run_step(c, rate, &result, &error, progress, &why);
     if (!o.quiet && tty) std::fprintf(stderr, "\n");
+    if (ok && hdr_log.is_open()) {
+      if (!log_writer) {
+        log_writer.emplace(result.start_epoch_s);
+        hdr_log << log_writer->header("kvlab load " + std::string(KVLAB_VERSION) +
+                                      ": corrected latency per second, ns; steps follow in time");
+      }
+      for (const auto& iv : intervals) {
+        char start[32];
+        std::snprintf(start, sizeof start, "%.3f,",
+                      result.start_epoch_s - log_writer->start_epoch_s() + iv.second - 1);
+        hdr_log << start << iv.line_tail << "\n";
+      }
+      hdr_log.flush();
+    }
     if (!ok) {
       // The first step failing to start is a plain error; a later one (the server went away
       // between steps) still reports the steps that ran.
@@ -320,6 +358,23 @@ void run(LoadOptions& o) {
     std::fputs(formatted.c_str(), stdout);
   }
   std::fflush(stdout);
+  // One .hgrm per step: FILE for a single step, FILE with ".stepN" before its extension in a
+  // sweep (run.hgrm -> run.step1.hgrm, run.step2.hgrm ...).
+  if (!o.hdr_out.empty()) {
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      std::string path = o.hdr_out;
+      if (steps.size() > 1) {
+        const std::size_t slash = path.rfind('/');
+        std::size_t dot = path.rfind('.');
+        if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+          dot = path.size();
+        path.insert(dot, ".step" + std::to_string(i + 1));
+      }
+      std::ofstream f(path, std::ios::trunc);
+      f << load::format_hgrm(steps[i].latency);
+      if (!f) fail("cannot write --hdr-out " + path, kExitErrors);
+    }
+  }
   if (status.exit_code != kExitOk) fail(status.reason, status.exit_code);
 }
 
@@ -384,6 +439,12 @@ void add_load(CLI::App& app) {
   sub->add_option("--payload", c.payload, "pub/sub: message size in bytes")->capture_default_str();
   sub->add_option("--format", o->format, "table | json | csv")->capture_default_str();
   sub->add_option("--out", o->out, "write the --format output to this file (table still printed)");
+  sub->add_option("--hdr-out", o->hdr_out,
+                  "write each step's corrected latency histogram as HdrHistogram's percentile "
+                  "distribution (.hgrm, ms); a sweep writes FILE.stepN.EXT");
+  sub->add_option("--hdr-log", o->hdr_log,
+                  "write an HdrHistogram interval log (format 1.3): one histogram per second of "
+                  "every step, for latency over time and merging");
   sub->add_option("--placement", o->placement,
                   "pin generator threads: none, compact, scatter, per-l3, per-numa, explicit:LIST")
       ->capture_default_str();

@@ -10,6 +10,7 @@
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
 #include "structures/common/json.hpp"
+#include "tools/load/hdr_format.hpp"
 
 namespace kvlab::load {
 namespace {
@@ -188,6 +189,9 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
     o += ", \"window_s\": " + num(s.window_s, 3);
     o += ",\n     \"latency_us\": " + summary_json(summarize_us(s.latency));
     o += ",\n     \"service_us\": " + summary_json(summarize_us(s.service));
+    // The whole corrected histogram, HdrHistogram's compressed encoding: runs merge exactly.
+    if (hdr_log_supported())
+      o += ",\n     \"latency_hdr\": " + json_string(encode_compressed_base64(s.latency));
     if (s.target_rate) o += ",\n     \"send_lag_us\": " + summary_json(summarize_us(s.send_lag));
     if (m.mode == "pubsub") {
       o += ",\n     \"pubsub\": {\"published\": " + std::to_string(s.published) +
