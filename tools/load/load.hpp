@@ -70,6 +70,9 @@ struct LoadConfig {
   double sustain_threshold = 0.97;  // the seed's rule: achieved >= 97% of the target
   double connect_timeout_s = 5;
   std::uint64_t seed = 1;
+  // Redis Cluster: host:port is any node; the slot map is read from it, each sender keeps one
+  // connection per node, requests go to their key's node and follow MOVED and ASK.
+  bool cluster = false;
 
   // Pub/sub latency mode: publishers and subscribers on their own connections.
   bool pubsub = false;
@@ -116,6 +119,10 @@ struct StepResult {
   // step (warmup included); negative when no connection was closed.
   std::uint64_t lost_requests = 0;
   double first_disconnect_s = -1;
+  // Cluster mode: redirections followed (MOVED updates the map; ASK sends one request on after
+  // ASKING) and the nodes of the initial slot map.
+  std::uint64_t moved = 0, asks = 0;
+  unsigned cluster_nodes = 0;
   Histogram latency;  // from intended send (open loop) / actual send (closed loop)
   Histogram service;  // from actual send
   // Open loop: actual - intended send time. Large values with a small service time mean the

@@ -196,6 +196,7 @@ void run(LoadOptions& o) {
   m.pipeline = c.pipeline;
   m.sustain_threshold = c.sustain_threshold;
   m.mode = c.pubsub ? "pubsub" : (o.rate.empty() ? "closed-loop" : "open-loop");
+  m.cluster = c.cluster;
   m.placement = o.placement;
   if (c.pubsub) {
     m.workload = std::to_string(c.publishers) + " publishers, " + std::to_string(c.subscribers) +
@@ -430,6 +431,9 @@ void add_load(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--seed", c.seed, "RNG seed")->capture_default_str();
   sub->add_flag("--pubsub", c.pubsub, "pub/sub delivery latency mode");
+  sub->add_flag("--cluster", c.cluster,
+                "Redis Cluster: --host/--port is any node; requests go to their key's node "
+                "(CLUSTER SLOTS, hash tags), MOVED and ASK are followed and counted");
   sub->add_option("--publishers", c.publishers, "pub/sub: publisher connections")
       ->capture_default_str();
   sub->add_option("--subscribers", c.subscribers, "pub/sub: subscriber connections")

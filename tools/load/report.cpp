@@ -109,7 +109,8 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
          pad("p99", 9) + pad("p99.9", 9) + pad("max", 10) + pad("errors", 8) +
          (pubsub ? pad("lost", 8) : pad("unsent", 8)) +
          (m.mode == "open-loop" ? pad("served/s", 11) : "") +
-         (reads ? pad("hits/s", 11) + pad("misses/s", 11) : "") + "\n";
+         (reads ? pad("hits/s", 11) + pad("misses/s", 11) : "") +
+         (m.cluster ? pad("MOVED", 8) + pad("ASK", 8) : "") + "\n";
   for (const auto& s : steps) {
     const LatencySummary l = summarize_us(s.latency);
     std::string target = s.target_rate ? grouped(*s.target_rate) : "closed";
@@ -128,6 +129,7 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
       out += pad(grouped(static_cast<double>(s.hits) / s.window_s), 11) +
              pad(grouped(static_cast<double>(s.misses) / s.window_s), 11);
     }
+    if (m.cluster) out += pad(std::to_string(s.moved), 8) + pad(std::to_string(s.asks), 8);
     out += "\n";
   }
   if (m.mode != "closed-loop") {
@@ -156,6 +158,7 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
   for (std::size_t i = 0; i < m.args.size(); ++i) o += (i ? ", " : "") + json_string(m.args[i]);
   o += "],\n";
   o += "    \"mode\": " + json_string(m.mode) + ",\n";
+  o += "    \"cluster\": " + std::string(m.cluster ? "true" : "false") + ",\n";
   o += "    \"workload\": " + json_string(m.workload) + ",\n";
   o += "    \"threads\": " + std::to_string(m.threads) +
        ", \"connections_per_thread\": " + std::to_string(m.connections) +
@@ -187,6 +190,10 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
     o += ", \"first_disconnect_s\": " +
          (s.first_disconnect_s < 0 ? std::string("null") : num(s.first_disconnect_s, 3));
     o += ", \"window_s\": " + num(s.window_s, 3);
+    if (m.cluster) {
+      o += ", \"cluster\": {\"nodes\": " + std::to_string(s.cluster_nodes) +
+           ", \"moved\": " + std::to_string(s.moved) + ", \"ask\": " + std::to_string(s.asks) + "}";
+    }
     o += ",\n     \"latency_us\": " + summary_json(summarize_us(s.latency));
     o += ",\n     \"service_us\": " + summary_json(summarize_us(s.service));
     // The whole corrected histogram, HdrHistogram's compressed encoding: runs merge exactly.
@@ -210,8 +217,8 @@ std::string format_csv(const Manifest& m, const std::vector<StepResult>& steps) 
       "target_rate,achieved_rate,served_rate,sustained,requests,errors,error_replies,timeouts,"
       "disconnects,"
       "unsent,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,mean_us,svc_p50_us,svc_p99_us,"
-      "svc_p999_us,svc_max_us,published,delivered,lost,hits,misses,lost_requests,kvlab_version,"
-      "git_sha,mode\n";
+      "svc_p999_us,svc_max_us,published,delivered,lost,hits,misses,lost_requests,moved,ask,"
+      "kvlab_version,git_sha,mode\n";
   for (const auto& s : steps) {
     const LatencySummary l = summarize_us(s.latency), v = summarize_us(s.service);
     o += (s.target_rate ? num(*s.target_rate, 1) : std::string()) + "," + num(s.achieved_rate, 1) +

@@ -33,6 +33,7 @@ struct Manifest {
   std::vector<std::string> thread_cpus;  // per generator thread, CPU list ("" = unpinned)
   unsigned threads = 0, connections = 0, pipeline = 0;
   double sustain_threshold = 0.97;
+  bool cluster = false;  // --cluster: redirections are reported
   RunStatus status;
 };
 

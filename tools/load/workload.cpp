@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "tools/load/cluster.hpp"
+
 namespace kvlab::load {
 namespace {
 
@@ -160,9 +162,18 @@ void Workload::append_key(std::uint64_t k, std::string& out) const {
   out += "\r\n";
 }
 
-unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read) const {
+std::string Workload::key_text(std::uint64_t k) const {
+  return config_.key_prefix + std::to_string(k);
+}
+
+unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read, int* slot) const {
   const Encoded& e = templates_[pick_[s.counter++ % pick_.size()]];
   if (read) *read = e.read;
+  if (slot) *slot = -1;
+  // The cluster slot of the first key written (the request is routed by it).
+  auto note_slot = [&](std::uint64_t k) {
+    if (slot && *slot < 0) *slot = static_cast<int>(key_slot(key_text(k)));
+  };
   // One key per slot and request: MSET __key__ __data__ __key__ __data__ repeats it, as memtier
   // does; __key1__ … draw their own.
   std::uint64_t keys[10];
@@ -177,11 +188,15 @@ unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read) co
         break;
       case Segment::kKey:
         if (!have[seg.key]) keys[seg.key] = next_key(s), have[seg.key] = true;
+        note_slot(keys[seg.key]);
         append_key(keys[seg.key], out);
         break;
-      case Segment::kRandKey:  // a key of its own, as redis-benchmark draws each __rand_int__
-        append_key(next_key(s), out);
+      case Segment::kRandKey: {  // a key of its own, as redis-benchmark draws each __rand_int__
+        const std::uint64_t k = next_key(s);
+        note_slot(k);
+        append_key(k, out);
         break;
+      }
       case Segment::kRandInt: {  // a uniform number below --keys (set members, hash fields)
         char digits[24];
         const auto r = std::to_chars(digits, digits + sizeof digits, s.rng.next() % config_.keys);

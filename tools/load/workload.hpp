@@ -49,8 +49,11 @@ struct Rng {
 struct Pending {
   std::int64_t intended_ns;
   std::int64_t sent_ns;
-  unsigned replies = 1;  // replies still due
-  bool read = false;     // its last command is a read: a nil or empty reply is a miss
+  unsigned replies = 1;      // replies still due
+  bool read = false;         // its last command is a read: a nil or empty reply is a miss
+  std::string request = {};  // cluster mode, single commands: the bytes, to resend after MOVED/ASK
+  unsigned redirects = 0;
+  bool asking = false;  // sent after ASKING, whose +OK comes first
 };
 
 // Whether a command reads a key, so that its reply tells a hit from a miss: a nil reply or an
@@ -71,7 +74,7 @@ inline bool complete_front(std::deque<Pending>& inflight, Pending* done) {
     --inflight.front().replies;
     return false;
   }
-  *done = inflight.front();
+  *done = std::move(inflight.front());
   inflight.pop_front();
   return true;
 }
@@ -89,8 +92,12 @@ class Workload {
   KeyStream make_stream(std::uint64_t stream_index, std::uint64_t stream_count) const;
 
   // Appends one request (one or more RESP multibulk commands) to out; returns how many replies it
-  // asks for. *read (optional) tells whether the request's last command is a read.
-  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr) const;
+  // asks for. *read (optional) tells whether the request's last command is a read; *slot
+  // (optional) is the cluster slot of its first key (-1 when it has none).
+  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr,
+                          int* slot = nullptr) const;
+  // The text of key number k (prefix + number).
+  std::string key_text(std::uint64_t k) const;
   // Appends SET key data for key number k (prefill).
   void append_set(std::uint64_t k, std::string& out) const;
 
