@@ -2,9 +2,10 @@
 misses, against Debian's redis-server started here on a free loopback port (skipped, exit 77,
 without it).
 
-    cli_test.py KVLAB_CLI REDIS_SERVER CASE
+    cli_test.py KVLAB_CLI REDIS_SERVER CASE [KVLAB_SERVER]
 
-CASE is one of: usage, errors, killed, hits, ns, hdr. Each runs in a few seconds; every child process
+CASE is one of: usage, errors, killed, hits, ns, hdr, ycsb (YCSB A-F over RESP against
+redis-server, and kvlab-server when its path is given). Each runs in a few seconds; every child process
 is bounded by a timeout and every server is stopped by its pid.
 """
 import json
@@ -24,12 +25,14 @@ def free_port():
 
 
 class Redis:
-    def __init__(self, binary):
+    """redis-server (or, with kvlab=True, kvlab-server) on a free loopback port."""
+
+    def __init__(self, binary, kvlab=False):
         self.port = free_port()
-        self.proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--logfile", "/dev/null"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        argv = ([binary, "--port", str(self.port), "--threads", "2"] if kvlab else
+                [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--logfile", "/dev/null"])
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             try:
@@ -255,15 +258,98 @@ def case_hdr(kvlab, redis):
             print("HdrHistogram's Java library not installed: log processor check skipped")
 
 
+def commandstats(port):
+    out = subprocess.run(["redis-cli", "-p", str(port), "INFO", "commandstats"],
+                         capture_output=True, text=True, timeout=10).stdout
+    calls = {}
+    for line in out.splitlines():
+        if line.startswith("cmdstat_"):
+            name, rest = line[len("cmdstat_"):].split(":", 1)
+            calls[name] = int(rest.split("calls=")[1].split(",")[0])
+    return calls
+
+
+def rcli(port, *args):
+    return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True,
+                          text=True, timeout=10).stdout.strip()
+
+
+def ycsb_against(kvlab, server, name):
+    """YCSB's load phase, then 2,000 requests of each of A-F: the records are YCSB's Redis layout,
+    the server's command counts give the operation mix, every read finds its record."""
+    port = str(server.port)
+    n = 2000
+    code, _, err = load(kvlab, "--port", port, "--workload", "ycsb-a", "--keys", "5000",
+                        "--prefill", "--requests", "1")
+    check(code == 0, "%s: load phase (%s)" % (name, err.strip()))
+    check(rcli(port, "DBSIZE") == "5001" and rcli(port, "ZCARD", "_indices") == "5000",
+          "%s: 5,000 records and the _indices sorted set" % name)
+    first = rcli(port, "ZRANGE", "_indices", "0", "0")
+    check(first.startswith("user") and rcli(port, "HLEN", first) == "10" and
+          rcli(port, "HSTRLEN", first, "field9") == "100",
+          "%s: a record is a hash of field0..field9, 100 bytes each" % name)
+    # Expected command counts per workload for n requests (binomial; +-120 is > 5 sd).
+    expect = {"a": {"hgetall": n / 2, "hset": n / 2},
+              "b": {"hgetall": n * 0.95, "hset": n * 0.05},
+              "c": {"hgetall": n, "hset": 0},
+              "d": {"hgetall": n * 0.95, "hset": n * 0.05, "zadd": n * 0.05},
+              "e": {"zrangebyscore": n * 0.95, "hset": n * 0.05, "zadd": n * 0.05},
+              "f": {"hgetall": n, "hset": n / 2}}
+    for w in "abcdef":
+        # Each workload on a freshly loaded store, as YCSB runs them: the run's inserts continue
+        # the load phase's sequence.
+        rcli(port, "FLUSHALL")
+        code, _, err = load(kvlab, "--port", port, "--workload", "ycsb-" + w, "--keys", "5000",
+                            "--prefill", "--requests", "1")
+        rcli(port, "CONFIG", "RESETSTAT")
+        size0 = int(rcli(port, "DBSIZE"))
+        code, j, err = load_json(kvlab, "--port", port, "--workload", "ycsb-" + w, "--keys",
+                                 "5000", "--requests", str(n), "--connections", "4")
+        s = j["steps"][0]
+        check(code == 0 and s["errors"] == 0, "%s ycsb-%s: exit 0, no error (%d: %s)" %
+              (name, w, code, err.strip()))
+        calls = commandstats(port)
+        for cmd, count in expect[w].items():
+            got = calls.get(cmd, 0)
+            check(abs(got - count) <= 120, "%s ycsb-%s: %s %d ~ %d" % (name, w, cmd, got, count))
+        reads = expect[w].get("hgetall", 0) - (n / 2 if w == "f" else 0)
+        check(s["misses"] == 0 and abs(s["hits"] - reads) <= 120,
+              "%s ycsb-%s: every read found its record (%d hits, %d misses)" %
+              (name, w, s["hits"], s["misses"]))
+        inserted = int(rcli(port, "DBSIZE")) - size0
+        check(inserted == calls.get("zadd", 0) and (inserted > 0) == (w in "de"),
+              "%s ycsb-%s: the run's inserts are new records (%d)" % (name, w, inserted))
+        check(j["manifest"]["workload"].startswith("ycsb-" + w), "%s ycsb-%s: manifest" % (name, w))
+    code, _, err = load(kvlab, "--port", port, "--workload", "ycsb-z", "--requests", "1")
+    check(code == 2, "an unknown workload is a usage error")
+    code, _, err = load(kvlab, "--port", port, "--workload", "ycsb-a", "--ratio", "1:1",
+                        "--requests", "1")
+    check(code == 2, "--workload with --ratio is a usage error")
+
+
+def case_ycsb(kvlab, redis, kvlab_server=None):
+    ycsb_against(kvlab, redis, "redis-server")
+    if kvlab_server:
+        srv = Redis(kvlab_server, kvlab=True)
+        try:
+            ycsb_against(kvlab, srv, "kvlab-server")
+        finally:
+            srv.stop()
+
+
 def main():
     kvlab, redis_bin, case = sys.argv[1:4]
+    kvlab_server = sys.argv[4] if len(sys.argv) > 4 else None
     if not redis_bin or not os.path.exists(redis_bin):
         print("redis-server not installed: skipped")
         return 77
     redis = Redis(redis_bin)
     try:
-        {"usage": case_usage, "errors": case_errors, "killed": case_killed, "hits": case_hits,
-         "ns": case_ns, "hdr": case_hdr}[case](kvlab, redis)
+        if case == "ycsb":
+            case_ycsb(kvlab, redis, kvlab_server)
+        else:
+            {"usage": case_usage, "errors": case_errors, "killed": case_killed,
+             "hits": case_hits, "ns": case_ns, "hdr": case_hdr}[case](kvlab, redis)
     finally:
         redis.stop()
     return 0

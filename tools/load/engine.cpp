@@ -732,6 +732,17 @@ bool validate(const LoadConfig& c, std::optional<double> rate, std::string* erro
   for (const auto& t : c.commands)
     if (t.args.empty()) return *error = "empty --command", false;
   if (c.cluster && c.pubsub) return *error = "--cluster does not drive --pubsub", false;
+  if (!c.ycsb.empty()) {
+    const auto w = bench::ycsb::workload_by_name(c.ycsb);
+    if (!w) return *error = "unknown --workload '" + c.ycsb + "' (ycsb-a … ycsb-f)", false;
+    if (!c.commands.empty()) return *error = "--workload replaces --command/--ratio", false;
+    if (c.pubsub) return *error = "--workload and --pubsub exclude each other", false;
+    if (c.cluster && (w->insert > 0 || w->scan > 0))
+      return *error =
+                 "--cluster runs ycsb-a, b, c and f: the inserts of d and e write the scan "
+                 "index, one sorted set on one node",
+             false;
+  }
   return true;
 }
 
@@ -840,11 +851,11 @@ bool prefill(const LoadConfig& config, std::string* error, StartError* why) {
     for (std::uint64_t i = 0; i < n; ++i) {
       std::size_t node = 0;
       if (c.cluster) {
-        const std::uint16_t o = map.owner[key_slot(workload.key_text(k + i))];
+        const std::uint16_t o = map.owner[key_slot(workload.load_key(k + i))];
         node = o == kNoNode ? 0 : o;
       }
-      workload.append_set(k + i, conns[node].out());
-      ++due[node];
+      // A cluster keeps YCSB's scan index on another node than the record: no index there.
+      due[node] += workload.append_set(k + i, conns[node].out(), !c.cluster);
     }
     for (std::size_t node = 0; node < conns.size(); ++node) {
       if (due[node] == 0) continue;

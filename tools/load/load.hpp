@@ -73,6 +73,12 @@ struct LoadConfig {
   // Redis Cluster: host:port is any node; the slot map is read from it, each sender keeps one
   // connection per node, requests go to their key's node and follow MOVED and ASK.
   bool cluster = false;
+  // YCSB core workload over RESP ("ycsb-a" … "ycsb-f"; empty = the templates above): records are
+  // hashes of field0..field9 (YCSB's Redis binding), keys 0 .. keys-1 form the load phase
+  // (--prefill), the run's inserts continue the sequence. See tools/load/README.md.
+  std::string ycsb;
+  // Records the run phase may insert (widens the scrambled Zipfian as YCSB's expectednewkeys).
+  std::uint64_t ycsb_expected_inserts = 0;
 
   // Pub/sub latency mode: publishers and subscribers on their own connections.
   bool pubsub = false;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "kvlab_config.hpp"
+#include "tools/bench/ycsb.hpp"
 #include "tools/cli/subcommands.hpp"
 #include "tools/load/hdr_format.hpp"
 #include "tools/load/load.hpp"
@@ -36,6 +37,7 @@ struct LoadOptions {
   bool quiet = false;
   std::string format = "table", out;
   std::string hdr_out, hdr_log;
+  std::string workload;  // ycsb-a … ycsb-f
   std::string placement = "none", avoid_cpus, smt = "auto";
   std::vector<std::string> argv;
   bool duration_given = false;
@@ -139,6 +141,12 @@ void build_config(LoadOptions& o) {
     if (weights.size() != c.commands.size()) fail("--command-ratio needs one weight per --command");
     for (std::size_t i = 0; i < weights.size(); ++i) c.commands[i].weight = weights[i];
   }
+  if (!o.workload.empty()) {
+    const auto w = bench::ycsb::workload_by_name(o.workload);
+    if (!w) fail("unknown --workload '" + o.workload + "' (ycsb-a, ycsb-b … ycsb-f)");
+    if (!o.ratio.empty() || !o.commands.empty()) fail("--workload replaces --command and --ratio");
+    c.ycsb = o.workload;
+  }
   const std::string& kp = o.key_pattern;
   if (kp == "uniform") {
     c.key_pattern = load::KeyPattern::kUniform;
@@ -185,6 +193,19 @@ void run(LoadOptions& o) {
     if (!load::parse_rate_list(o.rate, &list)) fail("bad --rate '" + o.rate + "'");
     for (double r : list) rates.push_back(r);
   }
+  if (!c.ycsb.empty()) {
+    // YCSB widens the scrambled Zipfian by twice the inserts it expects (expectednewkeys); keys
+    // drawn beyond the records inserted so far are drawn again.
+    double ops = static_cast<double>(c.keys);
+    if (c.requests > 0) {
+      ops = static_cast<double>(c.requests);
+    } else if (!o.rate.empty()) {
+      ops = 0;
+      for (const auto& r : rates) ops += *r * (c.duration_s + c.warmup_s);
+    }
+    c.ycsb_expected_inserts =
+        static_cast<std::uint64_t>(ops * bench::ycsb::workload_by_name(c.ycsb)->insert * 2);
+  }
 
   load::Manifest m;
   load::fill_machine_fields(&m);
@@ -202,6 +223,11 @@ void run(LoadOptions& o) {
     m.workload = std::to_string(c.publishers) + " publishers, " + std::to_string(c.subscribers) +
                  " subscribers, " + std::to_string(c.channels) + " channels, payload " +
                  std::to_string(c.payload) + " B, " + std::to_string(c.threads) + " threads";
+  } else if (!c.ycsb.empty()) {
+    m.workload = bench::ycsb::workload_by_name(c.ycsb)->describe() + "; " + std::to_string(c.keys) +
+                 " records of 10 x 100-byte fields (hashes user<FNV>, YCSB's Redis layout); " +
+                 std::to_string(c.threads) + " threads x " + std::to_string(c.connections) +
+                 " connections, pipeline " + std::to_string(c.pipeline);
   } else {
     std::string cmds;
     if (c.commands.empty()) cmds = "GET __key__";
@@ -263,8 +289,11 @@ void run(LoadOptions& o) {
     fail("cannot query the server at " + c.host + ":" + std::to_string(c.port) + ": " + error,
          kExitConnection);
   if (o.prefill && !c.pubsub) {
-    if (!o.quiet)
-      std::fprintf(stderr, "prefill: SET %llu keys...\n", static_cast<unsigned long long>(c.keys));
+    if (!o.quiet) {
+      std::fprintf(stderr, "prefill: %s %llu keys...\n",
+                   c.ycsb.empty() ? "SET" : "YCSB load phase,",
+                   static_cast<unsigned long long>(c.keys));
+    }
     load::StartError why;
     if (!load::prefill(c, &error, &why)) fail("prefill failed: " + error, start_error_code(why));
   }
@@ -408,6 +437,9 @@ void add_load(CLI::App& app) {
   sub->add_option("--command-ratio", o->command_ratio,
                   "weights of the --command templates, e.g. 1:10");
   sub->add_option("--ratio", o->ratio, "SET:GET mix, e.g. 1:10 (default: GET only)");
+  sub->add_option("--workload", o->workload,
+                  "YCSB core workload ycsb-a … ycsb-f over YCSB's Redis record layout; --keys "
+                  "records, --prefill is the load phase");
   sub->add_option("--keys", c.keys, "key space size")->capture_default_str();
   sub->add_option("--key-prefix", c.key_prefix, "key prefix")->capture_default_str();
   sub->add_option("--key-pattern", o->key_pattern, "uniform | zipf:θ | sequential | gaussian")

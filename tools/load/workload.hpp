@@ -7,12 +7,16 @@
 
 #include <hiredis/read.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tools/bench/ycsb.hpp"
 #include "tools/load/load.hpp"
 
 namespace kvlab::load {
@@ -86,8 +90,9 @@ class Workload {
 
   struct KeyStream {
     Rng rng{1};
-    std::uint64_t cursor = 0;   // sequential pattern
-    std::uint64_t counter = 0;  // picks the template by weight
+    std::uint64_t cursor = 0;                          // sequential pattern
+    std::uint64_t counter = 0;                         // picks the template by weight
+    std::unique_ptr<bench::ycsb::RequestStream> ycsb;  // --workload ycsb-X
   };
   KeyStream make_stream(std::uint64_t stream_index, std::uint64_t stream_count) const;
 
@@ -98,8 +103,13 @@ class Workload {
                           int* slot = nullptr) const;
   // The text of key number k (prefix + number).
   std::string key_text(std::uint64_t k) const;
-  // Appends SET key data for key number k (prefill).
-  void append_set(std::uint64_t k, std::string& out) const;
+  // Appends the load phase's write of key (record) number k: SET key data, or with YCSB the
+  // record's HSET of every field, and its ZADD to the scan index unless `index` is false.
+  // Returns the replies it asks for.
+  unsigned append_set(std::uint64_t k, std::string& out, bool index = true) const;
+  // The key that append_set(k) writes (what a cluster routes it by).
+  std::string load_key(std::uint64_t k) const;
+  bool ycsb() const { return ycsb_.has_value(); }
 
   std::uint64_t next_key(KeyStream& s) const;
 
@@ -117,6 +127,8 @@ class Workload {
     bool read;         // the last command is a read (is_read_command)
   };
   void append_key(std::uint64_t k, std::string& out) const;
+  unsigned append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot) const;
+  void append_record(std::uint64_t n, std::string& out, bool index) const;
 
   const LoadConfig& config_;
   std::vector<Encoded> templates_;
@@ -124,6 +136,13 @@ class Workload {
   std::string data_segment_;
   // Zipf (Gray et al., "Quickly generating billion-record synthetic databases", SIGMOD 1994).
   double zipf_alpha_ = 0, zipf_zetan_ = 0, zipf_eta_ = 0, zipf_half_pow_ = 0;
+  // YCSB: the workload and the shared insert sequence (the next record number to insert).
+  // Relaxed is enough: the counter only hands out distinct numbers; which records a read may
+  // pick lags it by insert_lag_ (see append_ycsb).
+  std::optional<bench::ycsb::Workload> ycsb_;
+  mutable std::atomic<std::uint64_t> next_insert_{0};
+  std::uint64_t insert_lag_ = 0;
+  std::string field_value_;  // one field's bulk string (100 bytes)
 };
 
 }  // namespace kvlab::load
