@@ -30,7 +30,8 @@ struct QueueShared {
   unsigned producers = 1, consumers = 1;
   std::uint64_t items = 0;
   bool fifo = false;
-  bool qsbr = true;  // epoch QSBR mode for the own queues (see map_thread_body); false: --epoch-guards
+  bool qsbr =
+      true;  // epoch QSBR mode for the own queues (see map_thread_body); false: --epoch-guards
   const ThreadPlan* plan = nullptr;
   alignas(64) std::atomic<unsigned> start_arrived{0};
   alignas(64) std::atomic<unsigned> end_arrived{0};
