@@ -10,6 +10,7 @@ CASE:
   busy      the busy-machine warning follows other processes' CPU use (two spinning
             processes during the run), not the requested thread count (oversubscribed runs get
             their own note).
+  counters  --counters: perf events per operation (software events on a VM without a PMU).
   ycsb      YCSB A-F in process over a hash and a skiplist backend, every run valid; E refused
             on a hash backend.
 Every child is bounded by a timeout.
@@ -162,10 +163,43 @@ def case_ycsb(kvlab):
     check(r.returncode == 2, "an unknown workload is a usage error")
 
 
+def case_counters(kvlab):
+    """--counters: per-operation events in the JSON and the table; the software events here
+    (task-clock per operation matches the measured rate), the hardware ones where the PMU is
+    exposed, and otherwise one line saying that they are not."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        r = bench(kvlab, "--counters", "--backend", "hash/locked", "--threads", "1", "--keys",
+                  "10000", "--duration", "0.3s", "--reps", "2", "--no-floor", "--format", "json",
+                  "--out", out)
+        check(r.returncode == 0, "the run succeeds (%s)" % r.stderr[-200:])
+        j = json.load(open(out))
+    res = j["results"][0]
+    k = res["counters_per_op"]
+    check(set(k) >= {"cycles", "instructions", "llc_misses", "l1d_misses", "branch_misses",
+                     "task_clock_ns", "context_switches", "page_faults", "ipc"},
+          "every event has a field")
+    # CPU nanoseconds per operation vs. the rate: 1e9 / ops-per-second of one thread, within a
+    # factor that allows for Google Benchmark's own work and a busy machine.
+    per_op_ns = 1e3 / res["mops"]
+    check(0.3 * per_op_ns < k["task_clock_ns"] < 3 * per_op_ns,
+          "task-clock per op %.1f ns ~ 1/rate %.1f ns" % (k["task_clock_ns"], per_op_ns))
+    check(k["context_switches"] is not None and k["page_faults"] is not None,
+          "context switches and page faults counted")
+    note = j["manifest"]["counters_note"]
+    if k["cycles"] is None:
+        check("hardware counters unavailable" in note, "the hidden PMU is said in one line")
+        check(("note: " + note) in r.stdout, "and in the table")
+    else:
+        check(k["cycles"] > 0 and k["instructions"] > 0 and k["ipc"] > 0, "hardware events")
+    check("perf events per operation" in r.stdout and "task-ns" in r.stdout,
+          "the table has the counters")
+
+
 def main():
     kvlab, case = sys.argv[1:3]
     {"sigint": case_sigint, "manifest": case_manifest, "busy": case_busy,
-     "ycsb": case_ycsb}[case](kvlab)
+     "ycsb": case_ycsb, "counters": case_counters}[case](kvlab)
     return 0
 
 

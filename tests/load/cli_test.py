@@ -4,7 +4,7 @@ without it).
 
     cli_test.py KVLAB_CLI REDIS_SERVER CASE [KVLAB_SERVER]
 
-CASE is one of: usage, errors, killed, hits, ns, hdr, ycsb (YCSB A-F over RESP against
+CASE is one of: usage, errors, killed, hits, ns, hdr, counters, ycsb (YCSB A-F over RESP against
 redis-server, and kvlab-server when its path is given). Each runs in a few seconds; every child process
 is bounded by a timeout and every server is stopped by its pid.
 """
@@ -337,6 +337,24 @@ def case_ycsb(kvlab, redis, kvlab_server=None):
             srv.stop()
 
 
+def case_counters(kvlab, redis):
+    """--server-counters PID: the server's events per request for each step."""
+    code, j, err = load_json(kvlab, "--port", str(redis.port), "--rate", "1k,2k", "--duration",
+                             "1s", "--server-counters", str(redis.proc.pid))
+    check(code == 0, "the run succeeds (%d: %s)" % (code, err))
+    for s in j["steps"]:
+        k = s["server_counters_per_request"]
+        # redis-server answers one request in a few microseconds of CPU, plus its timers.
+        check(500 < k["task_clock_ns"] < 500000,
+              "server CPU per request %.0f ns" % k["task_clock_ns"])
+        check(k["context_switches"] is not None, "context switches counted")
+        check(k["cycles"] is not None or "hardware counters unavailable" in
+              s["server_counters_note"], "hardware events or the one-line note")
+    code, _, err = load(kvlab, "--port", str(redis.port), "--requests", "10",
+                        "--server-counters", "999999999")
+    check(code == 2 and "no process" in err, "an unknown pid is a usage error")
+
+
 def main():
     kvlab, redis_bin, case = sys.argv[1:4]
     kvlab_server = sys.argv[4] if len(sys.argv) > 4 else None
@@ -349,7 +367,8 @@ def main():
             case_ycsb(kvlab, redis, kvlab_server)
         else:
             {"usage": case_usage, "errors": case_errors, "killed": case_killed,
-             "hits": case_hits, "ns": case_ns, "hdr": case_hdr}[case](kvlab, redis)
+             "hits": case_hits, "ns": case_ns, "hdr": case_hdr,
+             "counters": case_counters}[case](kvlab, redis)
     finally:
         redis.stop()
     return 0

@@ -281,6 +281,7 @@ bool run_bench(const BenchConfig& config, BenchReport* report, std::string* erro
       "after the prefill and again after the run; floor array = max(that, 1 MiB)";
   report->loadavg_after = read_loadavg();
   report->interrupted = stop_requested();
+  if (config.counters) report->counters_note = detail::last_counters_note();
   // A busy machine is one where other processes took CPU time while we measured: the machine's
   // busy time minus ours, per second of the run. Asking for more threads than CPUs is not that
   // (cpu% then drops by design), and gets its own note.

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "structures/keyspace.hpp"
+#include "tools/bench/counters.hpp"
 
 namespace kvlab::bench {
 
@@ -73,6 +74,7 @@ struct BenchConfig {
   // YCSB core workload ("ycsb-a" … "ycsb-f"; tools/bench/ycsb.hpp) instead of the
   // find/insert/erase mix: keys = record count, values 1,000-byte records.
   std::string ycsb;
+  bool counters = false;  // perf_event_open counters per operation (tools/bench/counters.hpp)
   std::vector<std::string> argv;  // the command line, for the manifest
 };
 
@@ -96,6 +98,7 @@ struct Measurement {
   // means the machine was busy (or threads > cores): the rate then measures the scheduler too.
   double cpu_share = 0;
   std::vector<double> rep_values;  // every repetition's ops/s
+  CounterValues counters;          // --counters: totals over the run, per op = total / ops
 };
 
 struct FloorRow {
@@ -118,6 +121,7 @@ struct BenchReport {
   std::string loadavg_before, loadavg_after;  // /proc/loadavg at start and end
   bool interrupted = false;                   // stopped by a signal: the finished runs only
   double other_cpu_load = 0;  // CPUs kept busy by other processes during the run, on average
+  std::string counters_note;  // --counters: why hardware events are missing, if they are
 };
 
 using ProgressFn = std::function<void(const Measurement&)>;

@@ -183,6 +183,10 @@ void add_bench(CLI::App& app) {
   sub->add_option("--capacity", c.queue_capacity, "Queues: capacity of bounded queues")
       ->capture_default_str();
   sub->add_flag("--no-floor", a->no_floor, "Skip the memory-floor rows");
+  sub->add_flag("--counters", c.counters,
+                "perf_event_open counters per operation: cycles, instructions, LLC and L1D "
+                "misses, branch misses (where the PMU is exposed), task-clock, context "
+                "switches, migrations, page faults");
   sub->add_option("--workload", a->workload,
                   "YCSB core workload ycsb-a … ycsb-f over the map backends (--keys records of "
                   "10 x 100 B; ycsb-e needs an ordered backend) instead of the find/insert/erase "

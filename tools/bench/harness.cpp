@@ -23,6 +23,8 @@ namespace kvlab::bench::detail {
 
 namespace {
 
+std::string g_counters_note;  // driver thread only
+
 bool is_prime(std::uint64_t n) {
   if (n < 2) return false;
   for (std::uint64_t d = 2; d * d <= n; ++d)
@@ -214,12 +216,21 @@ GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>&
   b->ComputeStatistics("max", stat_max);
 
   Collector c;
+  // Opened here, after the prefill: only the benchmark's threads (created by Google Benchmark
+  // from this thread, so inherited) and its own bookkeeping are counted.
+  CounterSet counters;
+  static std::string note;
+  const bool counting = spec.counters && (note.clear(), counters.open_self(&note));
+  if (counting) counters.start();
   benchmark::RunSpecifiedBenchmarks(&c);
+  const CounterValues counted = counting ? counters.stop() : CounterValues{};
+  g_counters_note = note;
   benchmark::ClearRegisteredBenchmarks();
   // Benchmark thread 0 is this thread: undo its pinning so that the next prefill is unpinned.
   if (have_saved) sched_setaffinity(0, sizeof saved, &saved);
 
   GbStats s;
+  s.counters = counted;
   if (!c.error.empty()) {
     s.error = c.error;
     return s;
@@ -257,6 +268,10 @@ std::int64_t steady_ns() {
       .count();
 }
 }  // namespace
+
+const std::string& last_counters_note() {
+  return g_counters_note;
+}
 
 PrefillProgress::PrefillProgress(std::string what, std::uint64_t total, bool quiet)
     : what_(std::move(what)), total_(total), quiet_(quiet) {

@@ -24,6 +24,7 @@
 #include "structures/common/spin_lock.hpp"
 #include "structures/reclaim/epoch.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/bench/counters.hpp"
 
 namespace kvlab::bench::detail {
 
@@ -215,6 +216,7 @@ struct GbSpec {
   bool manual_time = false;     // the function reports its own time (SetIterationTime)
   void (*setup)(const benchmark::State&) = nullptr;     // before each call (driver thread)
   void (*teardown)(const benchmark::State&) = nullptr;  // after each call, threads joined
+  bool counters = false;  // count perf events over the whole run (every repetition)
 };
 
 struct GbStats {
@@ -224,7 +226,11 @@ struct GbStats {
   unsigned reps = 0;
   double cpu_share = 0;        // CPU time / (wall time × threads) of the median repetition
   std::vector<double> values;  // every repetition's ops/s, in the order they ran
+  CounterValues counters;      // spec.counters: totals over every call of the benchmark
 };
+
+// The counters' one-line note of the last run_gb (why hardware events are missing), or "".
+const std::string& last_counters_note();
 
 // Registers and runs one benchmark: body(state) runs on each of spec.threads threads per call and
 // must set state.counters["ops"] = Counter(n, kIsRate). Restores the caller's CPU affinity.

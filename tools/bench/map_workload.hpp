@@ -302,6 +302,7 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
   spec.threads = threads;
   spec.reps = c.reps;
   spec.min_time_s = c.duration_s;
+  spec.counters = c.counters;
   const GbStats s = run_gb(spec, [&](benchmark::State& state) {
     map_thread_body<V>(state, map, run.slots[static_cast<unsigned>(state.thread_index())], c,
                        picker, erase_as_assign, plan);
@@ -327,6 +328,7 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
     m.reps = s.reps;
   }
   m.rep_values = s.values;
+  m.counters = s.counters;
   return m;
 }
 

@@ -263,6 +263,30 @@ std::string format_table(const BenchReport& r) {
       out += line;
     }
   }
+  if (c.counters) {
+    out += "\nperf events per operation (totals over every repetition / operations):\n";
+    std::snprintf(line, sizeof line, "%-20s %3s %9s %9s %5s %8s %8s %8s %10s %8s %8s\n", "backend",
+                  "thr", "cycles", "instr", "IPC", "LLC-miss", "L1D-miss", "br-miss", "task-ns",
+                  "ctx-sw", "faults");
+    out += line;
+    auto cell = [](double v, const char* f) { return v < 0 ? std::string("-") : fmt(f, v); };
+    for (const auto* m : rows) {
+      const double ops = static_cast<double>(m->ops);
+      const auto& k = m->counters;
+      std::snprintf(
+          line, sizeof line, "%-20s %3u %9s %9s %5s %8s %8s %8s %10s %8s %8s\n", m->backend.c_str(),
+          m->threads, cell(k.per_op(Event::kCycles, ops), "%.1f").c_str(),
+          cell(k.per_op(Event::kInstructions, ops), "%.1f").c_str(), cell(k.ipc(), "%.2f").c_str(),
+          cell(k.per_op(Event::kLlcMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kL1dMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kBranchMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kTaskClockNs, ops), "%.1f").c_str(),
+          cell(k.per_op(Event::kContextSwitches, ops), "%.2e").c_str(),
+          cell(k.per_op(Event::kPageFaults, ops), "%.2e").c_str());
+      out += line;
+    }
+    if (!r.counters_note.empty()) out += "note: " + r.counters_note + "\n";
+  }
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   if (r.interrupted)
     out += "interrupted: the runs above finished; the one running at the signal was dropped\n";
@@ -284,6 +308,7 @@ std::string format_json(const BenchReport& r) {
        ", \"cpus\": " + std::to_string(mf.cpus) +
        ", \"other_cpu_load\": " + json_num(r.other_cpu_load) + "},\n";
   o += "    \"workload\": " + json_string(c.ycsb.empty() ? "maps" : c.ycsb) + ",\n";
+  if (c.counters) o += "    \"counters_note\": " + json_string(r.counters_note) + ",\n";
   o += "    \"kvlab_version\": " + json_string(KVLAB_VERSION) + ",\n";
   o += "    \"git_sha\": " + json_string(KVLAB_GIT_SHA) + ",\n";
   o += "    \"date\": " + json_string(utc_now()) + ",\n";
@@ -347,7 +372,11 @@ std::string format_json(const BenchReport& r) {
     o += ", \"note\": " + json_string(m->note);
     if (!m->valid) o += ", \"invalid_reason\": " + json_string(m->invalid_reason);
     if (!q) o += ", \"footprint_bytes\": " + std::to_string(m->footprint_bytes);
-    o += ", \"ops_validated\": " + std::to_string(m->ops) + "}";
+    o += ", \"ops_validated\": " + std::to_string(m->ops);
+    if (c.counters) {
+      o += ", \"counters_per_op\": " + counters_json(m->counters, static_cast<double>(m->ops));
+    }
+    o += "}";
   }
   o += "\n  ],\n  \"floor\": [";
   first = true;

@@ -87,6 +87,7 @@ Measurement measure_ycsb(const BackendTraits& traits, unsigned threads, RunEnv& 
   spec.threads = threads;
   spec.reps = c.reps;
   spec.min_time_s = c.duration_s;
+  spec.counters = c.counters;
   const GbStats s = run_gb(spec, [&](benchmark::State& state) {
     const unsigned ti = static_cast<unsigned>(state.thread_index());
     YcsbThreadSlot& slot = slots[ti];
@@ -202,6 +203,7 @@ Measurement measure_ycsb(const BackendTraits& traits, unsigned threads, RunEnv& 
   m.cpu_share = s.cpu_share;
   m.reps = s.reps;
   m.rep_values = s.values;
+  m.counters = s.counters;
   if (late) m.note = std::to_string(late) + " reads raced their record's insert";
   map.reset();
   release_free_memory();

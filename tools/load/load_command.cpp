@@ -11,6 +11,8 @@
 #include <optional>
 
 #include "kvlab_config.hpp"
+#include "structures/common/json.hpp"
+#include "tools/bench/counters.hpp"
 #include "tools/bench/ycsb.hpp"
 #include "tools/cli/subcommands.hpp"
 #include "tools/load/hdr_format.hpp"
@@ -38,6 +40,7 @@ struct LoadOptions {
   std::string format = "table", out;
   std::string hdr_out, hdr_log;
   std::string workload;  // ycsb-a … ycsb-f
+  int server_counters_pid = 0;
   std::string placement = "none", avoid_cpus, smt = "auto";
   std::vector<std::string> argv;
   bool duration_given = false;
@@ -339,6 +342,15 @@ void run(LoadOptions& o) {
       }
       std::fflush(stderr);
     };
+    // The server's perf events over the whole step (warmup and drain included), per reply.
+    std::unique_ptr<bench::CounterSet> counters;
+    std::string counters_note;
+    if (o.server_counters_pid > 0) {
+      counters = std::make_unique<bench::CounterSet>();
+      if (!counters->open_process(o.server_counters_pid, &counters_note))
+        fail("--server-counters " + std::to_string(o.server_counters_pid) + ": " + counters_note);
+      counters->start();
+    }
     load::StepResult result;
     load::StartError why;
     const bool ok = o.quiet && !hdr_log.is_open()
@@ -366,6 +378,35 @@ void run(LoadOptions& o) {
       start_failure = "step " + std::to_string(i + 1) + " could not start: " + error;
       start_failure_code = start_error_code(why);
       break;
+    }
+    if (counters) {
+      const bench::CounterValues v = counters->stop();
+      const auto replies = static_cast<double>(result.replies);
+      m.step_json_extras.resize(steps.size());
+      m.step_json_extras.push_back(
+          "\"server_counters_per_request\": " + bench::counters_json(v, replies) +
+          ", \"server_counters_note\": " + json_string(counters_note));
+      char line[256];
+      auto cell = [&](bench::Event e, const char* f) {
+        const double x = v.per_op(e, replies);
+        if (x < 0) return std::string("-");
+        char b[32];
+        std::snprintf(b, sizeof b, f, x);
+        return std::string(b);
+      };
+      std::snprintf(line, sizeof line,
+                    "step %zu server (pid %d) per request: cycles %s, instructions %s, LLC "
+                    "misses %s, task-clock %s ns, context switches %s, page faults %s",
+                    steps.size() + 1, o.server_counters_pid,
+                    cell(bench::Event::kCycles, "%.0f").c_str(),
+                    cell(bench::Event::kInstructions, "%.0f").c_str(),
+                    cell(bench::Event::kLlcMisses, "%.2f").c_str(),
+                    cell(bench::Event::kTaskClockNs, "%.0f").c_str(),
+                    cell(bench::Event::kContextSwitches, "%.3f").c_str(),
+                    cell(bench::Event::kPageFaults, "%.4f").c_str());
+      m.table_notes.push_back(line);
+      if (!counters_note.empty() && steps.empty())
+        m.table_notes.push_back("note: " + counters_note);
     }
     steps.push_back(std::move(result));
     // A closed connection ends the sweep: the steps after it would measure a broken server.
@@ -475,6 +516,10 @@ void add_load(CLI::App& app) {
   sub->add_option("--payload", c.payload, "pub/sub: message size in bytes")->capture_default_str();
   sub->add_option("--format", o->format, "table | json | csv")->capture_default_str();
   sub->add_option("--out", o->out, "write the --format output to this file (table still printed)");
+  sub->add_option("--server-counters", o->server_counters_pid,
+                  "count the server's perf events (every thread of PID) over each step and report "
+                  "them per request: cycles, instructions, cache and branch misses where the PMU "
+                  "is exposed, task-clock, context switches, page faults");
   sub->add_option("--hdr-out", o->hdr_out,
                   "write each step's corrected latency histogram as HdrHistogram's percentile "
                   "distribution (.hgrm, ms); a sweep writes FILE.stepN.EXT");

@@ -132,6 +132,7 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
     if (m.cluster) out += pad(std::to_string(s.moved), 8) + pad(std::to_string(s.asks), 8);
     out += "\n";
   }
+  for (const auto& n : m.table_notes) out += n + "\n";
   if (m.mode != "closed-loop") {
     out += "NS = not sustained: achieved (or served) < " + num(m.sustain_threshold * 100, 0) +
            "% of the target; its latency is not reported.\n";
@@ -199,6 +200,8 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
     // The whole corrected histogram, HdrHistogram's compressed encoding: runs merge exactly.
     if (hdr_log_supported())
       o += ",\n     \"latency_hdr\": " + json_string(encode_compressed_base64(s.latency));
+    if (i < m.step_json_extras.size() && !m.step_json_extras[i].empty())
+      o += ",\n     " + m.step_json_extras[i];
     if (s.target_rate) o += ",\n     \"send_lag_us\": " + summary_json(summarize_us(s.send_lag));
     if (m.mode == "pubsub") {
       o += ",\n     \"pubsub\": {\"published\": " + std::to_string(s.published) +

@@ -35,6 +35,10 @@ struct Manifest {
   double sustain_threshold = 0.97;
   bool cluster = false;  // --cluster: redirections are reported
   RunStatus status;
+  // Per step, extra JSON members ("name": value, without braces; may be empty) and table lines
+  // that the CLI adds (the server's perf events, --server-counters).
+  std::vector<std::string> step_json_extras;
+  std::vector<std::string> table_notes;
 };
 
 // Fills version, date (UTC, ISO 8601), host name and CPU model.
