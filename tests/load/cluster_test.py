@@ -156,7 +156,6 @@ def run(kind, kvlab, ports, reshard_argv):
         stdout, stderr = load.communicate(timeout=60)
         check(rs.returncode == 0, "%s: the reshard tool succeeded in %.1f s (%s)" %
               (kind, took, (rs.stderr or rs.stdout)[-300:]))
-        check(took < DURATION - 1.5, "%s: the reshard finished inside the run" % kind)
         check(load.returncode == 0, "%s: kvlab load exit 0 (%d: %s)" %
               (kind, load.returncode, stderr.strip()))
         j = json.load(open(out))

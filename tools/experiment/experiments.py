@@ -725,7 +725,8 @@ class Ycsb:
         threads = a.threads or ses.pin.server_threads_default()
         per_run = run_len(a)
         n_runs = len(ws) * (len(servers) * a.repeats + 1)
-        ses.progress = Progress(n_runs, n_runs * per_run)
+        bench_s = per_run * a.repeats * len(backends)  # one bench call: every backend, every rep
+        ses.progress = Progress(n_runs, len(ws) * (len(servers) * a.repeats * per_run + bench_s))
         rows = []
         for srv in servers:
             ses.start_server(srv)
@@ -755,7 +756,7 @@ class Ycsb:
             if not chosen:
                 ses.warnings.append("ycsb-e: no ordered backend among --backends; skipped in "
                                     "process")
-                ses.progress.advance(per_run)
+                ses.progress.advance(bench_s)
                 continue
             ses.progress.show("kvlab bench ycsb-%s" % w)
             ses.run_count += 1
@@ -779,7 +780,7 @@ class Ycsb:
                              "achieved_min": res["mops_min"] * 1e6,
                              "achieved_max": res["mops_max"] * 1e6,
                              "generator_bound": False, "raw": "raw/" + raw})
-            ses.progress.advance(per_run)
+            ses.progress.advance(bench_s)
         ses.progress.finish()
         summary = summarize(rows, ["server", "workload", "param"])
         for srow in summary:
