@@ -4,8 +4,8 @@
 //  - A key's slot is CRC16 (XMODEM: polynomial 0x1021, initial value 0) of the key modulo 16384;
 //    when the key holds a "{...}" with at least one byte between the first "{" and the next "}",
 //    only those bytes are hashed (hash tags).
-//  - The map comes from CLUSTER SLOTS (CLUSTER SHARDS when a server lacks it): for each slot range
-//    the first node listed is the primary that serves it.
+//  - The map comes from CLUSTER SLOTS (Redis 7.0 and kvlab-server both answer it; CLUSTER SHARDS
+//    is not read): for each slot range the first node listed is the primary that serves it.
 //  - "-MOVED <slot> <host>:<port>": the slot lives there now; the client updates its map and
 //    sends the request there. "-ASK <slot> <host>:<port>": this one request is to be sent there,
 //    preceded by ASKING; the map does not change (the slot is being migrated).

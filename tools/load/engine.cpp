@@ -337,6 +337,7 @@ class Worker {
     std::size_t n = 0;
     std::string request;  // cluster mode: kept for a resend after MOVED/ASK
     unsigned replies = 1;
+    std::int64_t insert = -1;
     if (s.role == Role::kPublisher) {
       std::string& out = s.nodes[0].conn.out();
       const std::string ch = channel_name((s.global_index + s.messages++) % cfg_.channels);
@@ -348,10 +349,10 @@ class Worker {
       out += "\r\n";
       sh_.pending_publish.fetch_add(1, std::memory_order_relaxed);
     } else if (!cluster()) {
-      replies = sh_.workload.append_request(s.keys, s.nodes[0].conn.out(), &read);
+      replies = sh_.workload.append_request(s.keys, s.nodes[0].conn.out(), &read, nullptr, &insert);
     } else {
       int slot = -1;
-      replies = sh_.workload.append_request(s.keys, request, &read, &slot);
+      replies = sh_.workload.append_request(s.keys, request, &read, &slot, &insert);
       n = route(slot);
       if (n >= s.nodes.size()) s.nodes.resize(n + 1);
       if (!s.nodes[n].open) {
@@ -362,7 +363,9 @@ class Worker {
       if (replies != 1) request.clear();  // only single commands are redirected
     }
     if (open_loop() && intended >= sh_.measure_start) send_lag_.record(now - intended);
-    s.nodes[n].inflight.push_back({intended, now, replies, read, std::move(request)});
+    Pending p{intended, now, replies, read, std::move(request)};
+    p.ycsb_insert = insert;
+    s.nodes[n].inflight.push_back(std::move(p));
     ++s.inflight;
     ++s.issued;
   }
@@ -496,6 +499,7 @@ class Worker {
     Pending p;
     if (!complete_front(inflight, &p)) return;  // more replies of this request are due
     --s.inflight;
+    if (p.ycsb_insert >= 0) sh_.workload.acknowledge(static_cast<std::uint64_t>(p.ycsb_insert));
     if (p.read && !r.error && p.intended_ns >= sh_.measure_start)
       ++(reply_is_miss(r.top_type, r.elements) ? misses_ : hits_);
     if (s.role == Role::kPublisher) {

@@ -97,9 +97,7 @@ Workload::Workload(const LoadConfig& config) : config_(config) {
   if (!config.ycsb.empty()) {
     ycsb_ = bench::ycsb::workload_by_name(config.ycsb);
     next_insert_.store(config.keys, std::memory_order_relaxed);
-    // A read should not pick a record whose insert may still be in flight: at most one request
-    // per pipeline slot of every connection is, so reads lag the sequence by that many.
-    insert_lag_ = static_cast<std::uint64_t>(config.threads) * config.connections * config.pipeline;
+    acked_limit_.store(config.keys, std::memory_order_relaxed);
     field_value_ = bulk(std::string(bench::ycsb::kFieldLength, 'v'));
   }
   if (config.key_pattern == KeyPattern::kZipf) {
@@ -209,14 +207,26 @@ void Workload::append_record(std::uint64_t n, std::string& out, bool index) cons
   out += bulk(key);
 }
 
-unsigned Workload::append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot) const {
+void Workload::acknowledge(std::uint64_t record) const {
+  std::lock_guard lock(ack_mutex_);
+  std::uint64_t limit = acked_limit_.load(std::memory_order_relaxed);
+  if (record < limit) return;
+  acked_.insert(record);
+  while (!acked_.empty() && *acked_.begin() == limit) {
+    acked_.erase(acked_.begin());
+    ++limit;
+  }
+  acked_limit_.store(limit, std::memory_order_relaxed);  // relaxed: see acked_limit_
+}
+
+unsigned Workload::append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot,
+                               std::int64_t* insert) const {
   using namespace bench::ycsb;
-  const std::uint64_t next = next_insert_.load(std::memory_order_relaxed);
-  const std::uint64_t visible =
-      next > config_.keys + insert_lag_ ? next - insert_lag_ : std::min(next, config_.keys);
+  const std::uint64_t visible = acked_limit_.load(std::memory_order_relaxed);
   const Request q = s.ycsb->next(std::max<std::uint64_t>(visible, 1), [&] {
     return next_insert_.fetch_add(1, std::memory_order_relaxed);
   });
+  if (insert) *insert = q.op == Op::kInsert ? static_cast<std::int64_t>(q.record) : -1;
   const std::string key = key_name(q.record);
   if (slot) *slot = static_cast<int>(key_slot(key));
   if (read) *read = q.op == Op::kRead;
@@ -249,8 +259,10 @@ unsigned Workload::append_ycsb(KeyStream& s, std::string& out, bool* read, int* 
   return 1;
 }
 
-unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read, int* slot) const {
-  if (ycsb_) return append_ycsb(s, out, read, slot);
+unsigned Workload::append_request(KeyStream& s, std::string& out, bool* read, int* slot,
+                                  std::int64_t* insert) const {
+  if (insert) *insert = -1;
+  if (ycsb_) return append_ycsb(s, out, read, slot, insert);
   const Encoded& e = templates_[pick_[s.counter++ % pick_.size()]];
   if (read) *read = e.read;
   if (slot) *slot = -1;

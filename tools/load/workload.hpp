@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,7 +59,8 @@ struct Pending {
   bool read = false;         // its last command is a read: a nil or empty reply is a miss
   std::string request = {};  // cluster mode, single commands: the bytes, to resend after MOVED/ASK
   unsigned redirects = 0;
-  bool asking = false;  // sent after ASKING, whose +OK comes first
+  bool asking = false;            // sent after ASKING, whose +OK comes first
+  std::int64_t ycsb_insert = -1;  // the record a YCSB insert writes: acknowledged when answered
 };
 
 // Whether a command reads a key, so that its reply tells a hit from a miss: a nil reply or an
@@ -99,8 +102,12 @@ class Workload {
   // Appends one request (one or more RESP multibulk commands) to out; returns how many replies it
   // asks for. *read (optional) tells whether the request's last command is a read; *slot
   // (optional) is the cluster slot of its first key (-1 when it has none).
-  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr,
-                          int* slot = nullptr) const;
+  // *insert (optional) is the record a YCSB insert writes (-1 otherwise): pass it to
+  // acknowledge() when the request is answered.
+  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr, int* slot = nullptr,
+                          std::int64_t* insert = nullptr) const;
+  // A YCSB insert was answered: records below the first unanswered one become readable.
+  void acknowledge(std::uint64_t record) const;
   // The text of key number k (prefix + number).
   std::string key_text(std::uint64_t k) const;
   // Appends the load phase's write of key (record) number k: SET key data, or with YCSB the
@@ -127,7 +134,8 @@ class Workload {
     bool read;         // the last command is a read (is_read_command)
   };
   void append_key(std::uint64_t k, std::string& out) const;
-  unsigned append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot) const;
+  unsigned append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot,
+                       std::int64_t* insert) const;
   void append_record(std::uint64_t n, std::string& out, bool index) const;
 
   const LoadConfig& config_;
@@ -137,12 +145,16 @@ class Workload {
   // Zipf (Gray et al., "Quickly generating billion-record synthetic databases", SIGMOD 1994).
   double zipf_alpha_ = 0, zipf_zetan_ = 0, zipf_eta_ = 0, zipf_half_pow_ = 0;
   // YCSB: the workload and the shared insert sequence (the next record number to insert).
-  // Relaxed is enough: the counter only hands out distinct numbers; which records a read may
-  // pick lags it by insert_lag_ (see append_ycsb).
+  // Relaxed is enough for next_insert_: it only hands out distinct numbers. Reads pick among the
+  // records below acked_limit_, the first record whose insert has not been answered (YCSB's
+  // acknowledged counter): a read never races the insert of its record. acked_limit_ is written
+  // under ack_mutex_ and read relaxed: a stale, lower limit only narrows the choice.
   std::optional<bench::ycsb::Workload> ycsb_;
   mutable std::atomic<std::uint64_t> next_insert_{0};
-  std::uint64_t insert_lag_ = 0;
-  std::string field_value_;  // one field's bulk string (100 bytes)
+  mutable std::atomic<std::uint64_t> acked_limit_{0};
+  mutable std::mutex ack_mutex_;
+  mutable std::set<std::uint64_t> acked_;  // answered inserts at or above acked_limit_
+  std::string field_value_;                // one field's bulk string (100 bytes)
 };
 
 }  // namespace kvlab::load
