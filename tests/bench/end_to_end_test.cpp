@@ -181,7 +181,8 @@ TEST_CASE(
   CHECK(JsonChecker(kvlab::bench::format_json(report)).ok());
 }
 
-TEST_CASE("--batch runs hash/kvlab with its prefetch hint and a plain backend without, both valid") {
+TEST_CASE(
+    "--batch runs hash/kvlab with its prefetch hint and a plain backend without, both valid") {
   auto c = tiny("hash/kvlab,hash/locked");
   c.batch = 16;
   c.update_pct = 20;

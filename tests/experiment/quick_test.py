@@ -111,7 +111,7 @@ def check_figure(d, stem):
     return rep
 
 
-def common(name, args, expected_rows, figure):
+def common(name, args, expected_rows, figure, inspect=None):
     root = tempfile.mkdtemp(prefix="kvlab-exp-")
     try:
         run([name, "--quick", "--results", root] + args)
@@ -128,6 +128,8 @@ def common(name, args, expected_rows, figure):
         _, summary = read_csv(os.path.join(d, "summary.csv"))
         check_manifest(d, [s for s in SERVERS if name != "placement" or s == "kvlab"])
         rep = check_figure(d, figure)
+        if inspect:
+            inspect(d, rows)
         if name != "commands":  # once is enough: matplotlib takes seconds to start
             return rows, summary, rep
         # `kvlab experiment report DIR` redraws the figures and rewrites report.md from the files
@@ -142,9 +144,32 @@ def common(name, args, expected_rows, figure):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def check_hdr(d, rows):
+    """Each run's HdrHistogram files beside results.csv: the .hgrm's 50 % line is the row's p50,
+    and the percentile-spectrum figure is drawn from them."""
+    with_hgrm = [r for r in rows if r.get("hgrm")]
+    check(len(with_hgrm) == len([r for r in rows if r["raw"].endswith(".json") and
+                                 "bench" not in r["raw"]]),
+          "every kvlab load row names its .hgrm (%d)" % len(with_hgrm))
+    check(all(os.path.exists(os.path.join(d, r["hgrm"])) and
+              os.path.exists(os.path.join(d, r["hgrm"][:-5] + ".hlog")) for r in with_hgrm),
+          "the .hgrm and .hlog files exist under hdr/")
+    for r in with_hgrm:
+        if not r["p50_ms"]:
+            continue
+        lines = [l.split() for l in open(os.path.join(d, r["hgrm"]))
+                 if l.strip() and not l.startswith("#")][1:]
+        at50 = [l for l in lines if float(l[1]) == 0.5]
+        check(at50 and abs(float(at50[0][0]) - float(r["p50_ms"])) < 0.0015,
+              "%s %s: the .hgrm's 50 %% line (%s) is the row's p50 (%s ms)" %
+              (r["server"], r["workload"], at50[0][0] if at50 else "-", r["p50_ms"]))
+        break
+    check_figure(d, "percentiles")
+
+
 def latency_sweep():
     # 2 rates (1k/s and an impossible 100M/s) x get + one pub/sub rate, per server
-    rows, summary, rep = common("latency-sweep", [], len(SERVERS) * 3, "latency")
+    rows, summary, rep = common("latency-sweep", [], len(SERVERS) * 3, "latency", check_hdr)
     if rows is None:
         return
     imp = [s for s in summary if s["param"] in ("100000000", "1e+08")]
@@ -187,6 +212,23 @@ def placement():
 def backends():
     # 2 backends over RESP + their 2 in-process rows + one RESP row per other server
     common("backends", [], 2 * 2 + len(SERVERS) - 1, "backends")
+
+
+def ycsb():
+    """YCSB A-F over RESP per server (with --counters: the server's perf events per request)
+    and in process over a hash and a skiplist backend (E on the skiplist only)."""
+    def inspect(d, rows):
+        check_hdr(d, rows)
+        resp = [r for r in rows if r["param"] == "resp"]
+        check(all(r["srv_task_clock_ns_per_req"] and float(r["srv_task_clock_ns_per_req"]) > 0
+                  for r in resp), "--counters: the server's task-clock per request in every row")
+        reads = [r for r in resp if r["workload"] != "ycsb-e"]
+        check(all(int(r["hits"]) > 0 and r["misses"] == "0" for r in reads),
+              "every YCSB read over RESP found its record")
+        inproc = {(r["workload"], r["param"]) for r in rows if r["server"] == "in-process"}
+        check(("ycsb-e", "skiplist/kvlab") in inproc and ("ycsb-e", "hash/locked") not in inproc,
+              "E in process on the ordered backend only")
+    common("ycsb", ["--counters"], 6 * len(SERVERS) + 11, "ycsb", inspect)
 
 
 def target():
@@ -257,7 +299,7 @@ def broken():
 
 
 {"latency-sweep": latency_sweep, "commands": commands, "threads": threads, "backends": backends,
- "placement": placement, "target": target, "broken": broken}[CASE]()
+ "placement": placement, "target": target, "broken": broken, "ycsb": ycsb}[CASE]()
 if failures:
     print("\n%d check(s) failed:\n  %s" % (len(failures), "\n  ".join(failures)))
     sys.exit(1)

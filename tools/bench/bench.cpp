@@ -2,17 +2,24 @@
 // bookkeeping of the report. Formatting lives in output.cpp.
 #include "tools/bench/bench.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "structures/registry.hpp"
 #include "tools/bench/backend_table.hpp"
 #include "tools/bench/floor.hpp"
 #include "tools/bench/harness.hpp"
+#include "tools/bench/ycsb.hpp"
 #include "topology/placement.hpp"
 
 namespace kvlab::bench {
@@ -103,6 +110,38 @@ bool validate_config(const BenchConfig& c, std::string* error) {
 
 namespace {
 
+// Set by request_stop() from a signal handler: a lock-free atomic store is async-signal-safe.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// CPU time of the whole machine and of this process, for the busy-machine check: other
+// processes' CPU use during the run is the machine's busy time minus ours.
+struct CpuTimes {
+  double machine_busy_s = 0;  // /proc/stat: user+nice+system+irq+softirq+steal, all CPUs
+  double self_s = 0;          // getrusage(RUSAGE_SELF): user + system
+  double wall_s = 0;
+};
+
+CpuTimes read_cpu_times() {
+  CpuTimes t;
+  if (std::FILE* f = std::fopen("/proc/stat", "r")) {
+    unsigned long long v[8] = {};
+    if (std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                    &v[4], &v[5], &v[6], &v[7]) == 8) {
+      const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+      t.machine_busy_s = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / hz;
+    }
+    std::fclose(f);
+  }
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  t.self_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  t.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return t;
+}
+
 // (producers, consumers) pairs for the queue runs: the explicit ones, else half/half of each
 // configured thread count (at least one of each).
 std::vector<std::pair<unsigned, unsigned>> queue_shapes(const BenchConfig& c) {
@@ -139,6 +178,16 @@ const detail::BenchEntry* find_entry(std::string_view name) {
 
 }  // namespace
 
+void request_stop(int signal_number) {
+  g_stop_signal.store(signal_number, std::memory_order_relaxed);  // relaxed: a flag, polled
+}
+bool stop_requested() {
+  return g_stop_signal.load(std::memory_order_relaxed) != 0;
+}
+int stop_signal() {
+  return g_stop_signal.load(std::memory_order_relaxed);
+}
+
 bool run_bench(const BenchConfig& config, BenchReport* report, std::string* error) {
   if (!validate_config(config, error)) return false;
   const auto selected = select_backends(config.backends, error);
@@ -146,8 +195,35 @@ bool run_bench(const BenchConfig& config, BenchReport* report, std::string* erro
     if (error->empty()) *error = "no backend selected by '" + config.backends + "'";
     return false;
   }
+  if (!config.ycsb.empty()) {
+    const auto w = ycsb::workload_by_name(config.ycsb);
+    if (!w) {
+      *error = "--workload: expected ycsb-a … ycsb-f, got '" + config.ycsb + "'";
+      return false;
+    }
+    std::string unordered, queues;
+    for (const auto* t : selected) {
+      if (t->family == "queue") {
+        queues += (queues.empty() ? "" : ", ") + std::string(t->name);
+      } else if (w->scan > 0 && !t->ordered) {
+        unordered += (unordered.empty() ? "" : ", ") + std::string(t->name);
+      }
+    }
+    if (!queues.empty()) {
+      *error = "--workload " + config.ycsb + " runs on maps, not on queues (" + queues + ")";
+      return false;
+    }
+    if (!unordered.empty()) {
+      *error =
+          "ycsb-e scans key ranges, which needs an ordered backend; not ordered: " + unordered +
+          " (use --backend skiplist)";
+      return false;
+    }
+  }
   report->config = config;
+  if (!config.ycsb.empty()) report->config.floor = false;  // no floor for record workloads
   report->loadavg_before = read_loadavg();
+  const CpuTimes cpu0 = read_cpu_times();
   detail::RunEnv env(report->config);
   if (config.placement != "none") {
     // Plan every thread count up front: a bad policy is a usage error, not an invalid row.
@@ -180,19 +256,22 @@ bool run_bench(const BenchConfig& config, BenchReport* report, std::string* erro
   const auto shapes = queue_shapes(config);
   const unsigned per_map =
       static_cast<unsigned>(config.threads.size()) * (config.via_adapter ? 2u : 1u);
-  const bool floor = config.floor && !maps.empty();
+  const bool floor = report->config.floor && !maps.empty();
   env.set_total(static_cast<unsigned>(maps.size()) * per_map +
                 (floor ? 2u * static_cast<unsigned>(config.threads.size()) : 0u) +
                 static_cast<unsigned>(queues.size() * shapes.size()));
 
   for (const auto* e : maps) {
+    if (stop_requested()) break;
     auto rows = e->run_map(env);
     for (auto& r : rows) report->results.push_back(std::move(r));
   }
-  if (floor) report->floor = detail::run_floor(env, env.max_footprint());
+  if (floor && !stop_requested()) report->floor = detail::run_floor(env, env.max_footprint());
   for (const auto* e : queues) {
     for (const auto& [p, q] : shapes) {
+      if (stop_requested()) break;
       auto rows = e->run_queue(env, p, q);
+      if (stop_requested()) break;  // interrupted during the run: dropped
       for (auto& r : rows) report->results.push_back(std::move(r));
     }
   }
@@ -201,18 +280,33 @@ bool run_bench(const BenchConfig& config, BenchReport* report, std::string* erro
       "(glibc mallinfo2, all arenas) or of RSS, whichever is larger, from before construction to "
       "after the prefill and again after the run; floor array = max(that, 1 MiB)";
   report->loadavg_after = read_loadavg();
-  double lowest_share = 1;
-  for (const auto& m : report->results)
-    if (m.valid && m.cpu_share > 0) lowest_share = std::min(lowest_share, m.cpu_share);
-  if (lowest_share < 0.8) {
-    char buf[256];
+  report->interrupted = stop_requested();
+  if (config.counters) report->counters_note = detail::last_counters_note();
+  // A busy machine is one where other processes took CPU time while we measured: the machine's
+  // busy time minus ours, per second of the run. Asking for more threads than CPUs is not that
+  // (cpu% then drops by design), and gets its own note.
+  const CpuTimes cpu1 = read_cpu_times();
+  const double wall = cpu1.wall_s - cpu0.wall_s;
+  const double others = wall > 0 ? std::max(0.0, (cpu1.machine_busy_s - cpu0.machine_busy_s) -
+                                                     (cpu1.self_s - cpu0.self_s)) /
+                                       wall
+                                 : 0;
+  report->other_cpu_load = others;
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (others > 0.25) {
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "busy machine: in some runs the benchmark threads got only %.0f%% of their CPU "
-                  "time (see cpu%%; loadavg %s -> %s); rates are then lower and noisier than on an "
-                  "idle machine",
-                  lowest_share * 100, report->loadavg_before.c_str(),
-                  report->loadavg_after.c_str());
+                  "busy machine: other processes kept %.2f of the %u CPUs busy on average while "
+                  "this ran (loadavg %s -> %s); rates are then lower and noisier than on an idle "
+                  "machine",
+                  others, cpus, report->loadavg_before.c_str(), report->loadavg_after.c_str());
     report->warnings.push_back(buf);
+  }
+  const unsigned most = *std::max_element(config.threads.begin(), config.threads.end());
+  if (most > cpus) {
+    report->warnings.push_back(
+        "oversubscribed: " + std::to_string(most) + " threads on " + std::to_string(cpus) +
+        " CPUs; those rows measure time slicing too (their cpu% is below 100 by design)");
   }
   report->topology_summary = topo::live_topology_summary();
   report->placement_notes = env.placement_notes();

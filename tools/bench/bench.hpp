@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "structures/keyspace.hpp"
+#include "tools/bench/counters.hpp"
 
 namespace kvlab::bench {
 
@@ -70,7 +71,11 @@ struct BenchConfig {
   std::size_t queue_capacity = 1 << 16;  // bounded queues
   bool floor = true;                     // add the memory-floor rows after the maps
   bool quiet = false;                    // no progress lines on stderr
-  std::vector<std::string> argv;         // the command line, for the manifest
+  // YCSB core workload ("ycsb-a" … "ycsb-f"; tools/bench/ycsb.hpp) instead of the
+  // find/insert/erase mix: keys = record count, values 1,000-byte records.
+  std::string ycsb;
+  bool counters = false;  // perf_event_open counters per operation (tools/bench/counters.hpp)
+  std::vector<std::string> argv;  // the command line, for the manifest
 };
 
 // Checks the knobs against each other (key_size large enough for keys, fractions in range...).
@@ -92,6 +97,8 @@ struct Measurement {
   // CPU time the benchmark threads got / (wall time × threads), median repetition. Well below 1
   // means the machine was busy (or threads > cores): the rate then measures the scheduler too.
   double cpu_share = 0;
+  std::vector<double> rep_values;  // every repetition's ops/s
+  CounterValues counters;          // --counters: totals over the run, per op = total / ops
 };
 
 struct FloorRow {
@@ -112,9 +119,20 @@ struct BenchReport {
   std::vector<std::string> placement_notes;  // "threads=2: worker 0 → CPUs 0 (...)"
   std::vector<std::string> warnings;
   std::string loadavg_before, loadavg_after;  // /proc/loadavg at start and end
+  bool interrupted = false;                   // stopped by a signal: the finished runs only
+  double other_cpu_load = 0;  // CPUs kept busy by other processes during the run, on average
+  std::string counters_note;  // --counters: why hardware events are missing, if they are
 };
 
 using ProgressFn = std::function<void(const Measurement&)>;
+
+// Stopping a run early (SIGINT, SIGTERM): request_stop() is async-signal-safe (one lock-free
+// atomic store). The running measurement ends at its next check (every 1,024 operations of each
+// thread) and is dropped; no further measurement starts; run_bench returns the finished ones with
+// report->interrupted set.
+void request_stop(int signal_number);
+bool stop_requested();
+int stop_signal();
 
 // Runs everything the config selects. False and *error on a configuration error (unknown
 // backend, bad placement policy); measurement failures are reported per row, never as errors.

@@ -1,5 +1,6 @@
 // `kvlab bench`: structure microbenchmarks (see tools/bench/bench.hpp for the method).
 // Compiled into the kvlab executable; registered by add_bench().
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -25,7 +26,16 @@ struct BenchArgs {
   std::string out;
   bool list = false;
   bool no_floor = false;
+  std::string workload;
 };
+
+// SIGINT/SIGTERM stop the run (bench::request_stop); the finished measurements are still
+// printed and written. A second signal ends the process at once (the handler is reset to the
+// default after the first).
+extern "C" void on_stop_signal(int sig) {
+  bench::request_stop(sig);
+  std::signal(sig, SIG_DFL);
+}
 
 std::vector<std::string> own_command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
@@ -75,6 +85,7 @@ void run(BenchArgs& a) {
   if (!bench::parse_duration(a.duration, &c.duration_s))
     fail("--duration: expected e.g. 2s, 500ms or 1.5, got '" + a.duration + "'");
   c.floor = !a.no_floor;
+  c.ycsb = a.workload;
   c.argv = own_command_line();
 
   // Open the output file before measuring for minutes.
@@ -84,7 +95,12 @@ void run(BenchArgs& a) {
     if (!out_file) fail("cannot write --out " + a.out, 1);
   }
   bench::BenchReport report;
-  if (!bench::run_bench(c, &report, &error)) fail(error);
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  const bool ok = bench::run_bench(c, &report, &error);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!ok) fail(error);
 
   const std::string formatted = a.format == "json"  ? bench::format_json(report)
                                 : a.format == "csv" ? bench::format_csv(report)
@@ -99,6 +115,13 @@ void run(BenchArgs& a) {
     std::fputs(formatted.c_str(), stdout);
   }
   std::fflush(stdout);
+  if (report.interrupted) {
+    // As a shell reports a process ended by that signal: 128 + its number.
+    const int sig = bench::stop_signal();
+    fail(std::string("interrupted by ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + " after " +
+             std::to_string(report.results.size()) + " finished measurement(s)",
+         128 + sig);
+  }
   unsigned invalid = 0;
   for (const auto& m : report.results) invalid += !m.valid;
   if (invalid) fail(std::to_string(invalid) + " measurement(s) failed validation", 3);
@@ -160,7 +183,15 @@ void add_bench(CLI::App& app) {
   sub->add_option("--capacity", c.queue_capacity, "Queues: capacity of bounded queues")
       ->capture_default_str();
   sub->add_flag("--no-floor", a->no_floor, "Skip the memory-floor rows");
-  sub->add_flag("--quiet", c.quiet, "No progress lines on stderr");
+  sub->add_flag("--counters", c.counters,
+                "perf_event_open counters per operation: cycles, instructions, LLC and L1D "
+                "misses, branch misses (where the PMU is exposed), task-clock, context "
+                "switches, migrations, page faults");
+  sub->add_option("--workload", a->workload,
+                  "YCSB core workload ycsb-a … ycsb-f over the map backends (--keys records of "
+                  "10 x 100 B; ycsb-e needs an ordered backend) instead of the find/insert/erase "
+                  "mix");
+  sub->add_flag("-q,--quiet", c.quiet, "No progress lines on stderr (prefill progress included)");
   sub->add_flag("--list", a->list, "List the backends and exit");
   sub->callback([a] { run(*a); });
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +22,8 @@
 namespace kvlab::bench::detail {
 
 namespace {
+
+std::string g_counters_note;  // driver thread only
 
 bool is_prime(std::uint64_t n) {
   if (n < 2) return false;
@@ -195,7 +198,8 @@ GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>&
   benchmark::ClearRegisteredBenchmarks();
   auto* b = benchmark::RegisterBenchmark(spec.name.c_str(), body);
   b->Threads(static_cast<int>(spec.threads))->Repetitions(static_cast<int>(spec.reps));
-  b->ReportAggregatesOnly(true);
+  // Every repetition reaches the collector as well as the aggregates: the manifest keeps them.
+  b->ReportAggregatesOnly(false);
   if (spec.manual_time) {
     b->UseManualTime();
   } else {
@@ -212,12 +216,21 @@ GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>&
   b->ComputeStatistics("max", stat_max);
 
   Collector c;
+  // Opened here, after the prefill: only the benchmark's threads (created by Google Benchmark
+  // from this thread, so inherited) and its own bookkeeping are counted.
+  CounterSet counters;
+  static std::string note;
+  const bool counting = spec.counters && (note.clear(), counters.open_self(&note));
+  if (counting) counters.start();
   benchmark::RunSpecifiedBenchmarks(&c);
+  const CounterValues counted = counting ? counters.stop() : CounterValues{};
+  g_counters_note = note;
   benchmark::ClearRegisteredBenchmarks();
   // Benchmark thread 0 is this thread: undo its pinning so that the next prefill is unpinned.
   if (have_saved) sched_setaffinity(0, sizeof saved, &saved);
 
   GbStats s;
+  s.counters = counted;
   if (!c.error.empty()) {
     s.error = c.error;
     return s;
@@ -228,6 +241,7 @@ GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>&
     s.max = c.max;
     s.reps = spec.reps;
     s.cpu_share = c.cpu_share;
+    s.values = c.singles;
   } else if (!c.singles.empty()) {
     std::vector<double> v = c.singles;
     std::sort(v.begin(), v.end());
@@ -238,12 +252,49 @@ GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>&
     std::vector<double> shares = c.single_shares;
     std::sort(shares.begin(), shares.end());
     s.cpu_share = shares[shares.size() / 2];
+    s.values = c.singles;
   } else {
     s.error = "Google Benchmark reported no run";
     return s;
   }
   s.ok = true;
   return s;
+}
+
+namespace {
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+const std::string& last_counters_note() {
+  return g_counters_note;
+}
+
+PrefillProgress::PrefillProgress(std::string what, std::uint64_t total, bool quiet)
+    : what_(std::move(what)), total_(total), quiet_(quiet) {
+  start_ns_ = steady_ns();
+  next_ns_ = start_ns_ + 1000000000;
+}
+
+PrefillProgress::~PrefillProgress() {
+  if (!quiet_ && printed_) report(done_, true);
+}
+
+void PrefillProgress::report(std::uint64_t done, bool last) {
+  const std::int64_t now = steady_ns();
+  done_ = done;
+  if (!last && now < next_ns_) return;
+  next_ns_ = now + 1000000000;
+  printed_ = true;
+  const double secs = static_cast<double>(now - start_ns_) / 1e9;
+  const double rate = secs > 0 ? static_cast<double>(done) / secs : 0;
+  const double eta = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0;
+  std::fprintf(stderr, "prefill %s: %" PRIu64 "/%" PRIu64 " keys (%.0f%%), %.2f M/s, %s %.1f s\n",
+               what_.c_str(), done, total_, total_ ? 100.0 * done / total_ : 100.0, rate / 1e6,
+               last ? "took" : "ETA", last ? secs : eta);
 }
 
 }  // namespace kvlab::bench::detail

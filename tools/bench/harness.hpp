@@ -24,6 +24,7 @@
 #include "structures/common/spin_lock.hpp"
 #include "structures/reclaim/epoch.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/bench/counters.hpp"
 
 namespace kvlab::bench::detail {
 
@@ -162,7 +163,8 @@ std::size_t heap_in_use();
 // Resident set size of the process, bytes (/proc/self/statm).
 std::size_t rss_bytes();
 // Returns cached free memory to the OS (the calling thread's block cache, glibc malloc_trim, and
-// tbbmalloc's buffers when TBB loaded it), so that the next table's RSS growth is its own and not hidden by reuse of freed pages.
+// tbbmalloc's buffers when TBB loaded it), so that the next table's RSS growth is its own and not
+// hidden by reuse of freed pages.
 void release_free_memory();
 
 // Where each benchmark thread runs, for one thread count.
@@ -214,6 +216,7 @@ struct GbSpec {
   bool manual_time = false;     // the function reports its own time (SetIterationTime)
   void (*setup)(const benchmark::State&) = nullptr;     // before each call (driver thread)
   void (*teardown)(const benchmark::State&) = nullptr;  // after each call, threads joined
+  bool counters = false;  // count perf events over the whole run (every repetition)
 };
 
 struct GbStats {
@@ -221,12 +224,39 @@ struct GbStats {
   std::string error;                    // a SkipWithError message
   double median = 0, min = 0, max = 0;  // of the "ops" rate counter, in ops/s
   unsigned reps = 0;
-  double cpu_share = 0;  // CPU time / (wall time × threads) of the median repetition
+  double cpu_share = 0;        // CPU time / (wall time × threads) of the median repetition
+  std::vector<double> values;  // every repetition's ops/s, in the order they ran
+  CounterValues counters;      // spec.counters: totals over every call of the benchmark
 };
+
+// The counters' one-line note of the last run_gb (why hardware events are missing), or "".
+const std::string& last_counters_note();
 
 // Registers and runs one benchmark: body(state) runs on each of spec.threads threads per call and
 // must set state.counters["ops"] = Counter(n, kIsRate). Restores the caller's CPU affinity.
 GbStats run_gb(const GbSpec& spec, const std::function<void(benchmark::State&)>& body);
+
+// Progress of a long prefill (load phase) on stderr, at most once a second: done/total, rate and
+// an estimate of the time left. Silent when quiet or when the prefill ends within a second.
+class PrefillProgress {
+ public:
+  PrefillProgress(std::string what, std::uint64_t total, bool quiet);
+  ~PrefillProgress();
+  // done: items so far. Cheap: looks at the clock every 4096 items.
+  void tick(std::uint64_t done) {
+    if (quiet_ || (done & 4095) != 0) return;
+    report(done, false);
+  }
+
+ private:
+  void report(std::uint64_t done, bool last);
+  std::string what_;
+  std::uint64_t total_;
+  bool quiet_;
+  bool printed_ = false;
+  std::int64_t start_ns_, next_ns_;
+  std::uint64_t done_ = 0;
+};
 
 // Spin-then-yield backoff for retry loops (bounded queue full, empty queue).
 inline void relax(unsigned& attempt) {

@@ -27,6 +27,7 @@
 #include "structures/reclaim/epoch.hpp"
 #include "tools/bench/bench.hpp"
 #include "tools/bench/harness.hpp"
+#include "tools/bench/ycsb_workload.hpp"
 #include "tools/bench/zipf.hpp"
 
 namespace kvlab::bench::detail {
@@ -131,8 +132,16 @@ void map_thread_body(benchmark::State& state, Map& map, MapThreadSlot& slot, con
   std::vector<char> window_keys(batch > 1 ? std::size_t{kMaxBatch} * c.key_size : 0);
   std::string_view views[kMaxBatch];
   unsigned at = batch;  // next operation of the window; == batch: draw a new window
+  std::uint64_t until_check = 1024;
   for (auto _ : state) {
     ticker.tick();
+    if (--until_check == 0) {
+      until_check = 1024;
+      if (stop_requested()) {
+        state.SkipWithError("interrupted");
+        break;
+      }
+    }
     std::uint32_t roll;
     std::uint64_t i;
     if (batch == 1) {
@@ -148,8 +157,10 @@ void map_thread_body(benchmark::State& state, Map& map, MapThreadSlot& slot, con
           codec.encode(indexes[j], kb);
           views[j] = std::string_view(kb, c.key_size);
         }
-        if constexpr (requires { map.prefetch(std::span<const std::string_view>(views, batch),
-                                              [](const V&) {}); }) {
+        if constexpr (requires {
+                        map.prefetch(std::span<const std::string_view>(views, batch),
+                                     [](const V&) {});
+                      }) {
           map.prefetch(std::span<const std::string_view>(views, batch), [](const V&) {});
         }
         at = 0;
@@ -265,7 +276,9 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
     char key_buf[256];
     codec.prepare(key_buf);
     V value = ValueOps<V>::make(c.value_size);
+    PrefillProgress progress(m.backend, c.keys, c.quiet);
     for (std::uint64_t i = 0; i < c.keys; ++i) {
+      progress.tick(i + 1);
       if (!in_prefill(i, c.prefill)) continue;
       codec.encode(i, key_buf);
       ValueOps<V>::stamp(value, value_tag(i));
@@ -289,6 +302,7 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
   spec.threads = threads;
   spec.reps = c.reps;
   spec.min_time_s = c.duration_s;
+  spec.counters = c.counters;
   const GbStats s = run_gb(spec, [&](benchmark::State& state) {
     map_thread_body<V>(state, map, run.slots[static_cast<unsigned>(state.thread_index())], c,
                        picker, erase_as_assign, plan);
@@ -313,6 +327,8 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
     m.invalid_reason = why;
     m.reps = s.reps;
   }
+  m.rep_values = s.values;
+  m.counters = s.counters;
   return m;
 }
 
@@ -320,21 +336,25 @@ Measurement measure_map(const BackendTraits& traits, Make&& make, unsigned threa
 template <template <class> class B>
 std::vector<Measurement> run_map_backend(RunEnv& env) {
   const BenchConfig& c = env.config();
+  if (!c.ycsb.empty()) return run_ycsb_backend<B>(env);
   std::vector<Measurement> out;
   auto one = [&]<class V>() {
     using M = B<V>;
     for (unsigned t : c.threads) {
+      if (stop_requested()) break;
       Measurement d = measure_map<V, M>(
           M::kTraits, [](const MapOptions& o) { return std::make_unique<M>(o); }, t, false, env);
+      if (stop_requested()) break;  // interrupted during the run: dropped
       env.report(d);
       out.push_back(std::move(d));
-      if (c.via_adapter) {
+      if (c.via_adapter && !stop_requested()) {
         Measurement a = measure_map<V, AnyKeyspace<V>>(
             M::kTraits,
             [](const MapOptions& o) -> std::unique_ptr<AnyKeyspace<V>> {
               return std::make_unique<KeyspaceAdapter<M>>(o);
             },
             t, true, env);
+        if (stop_requested()) break;
         env.report(a);
         out.push_back(std::move(a));
       }

@@ -1,5 +1,7 @@
 // Formatters for a BenchReport: the terminal table (sorted, with ratios to the best and to the
 // floor), JSON (the schema of issue 4 plus a few documented extra fields) and flat CSV.
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,11 +11,13 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
 #include "structures/common/json.hpp"
 #include "tools/bench/bench.hpp"
+#include "tools/bench/ycsb.hpp"
 
 namespace kvlab::bench {
 namespace {
@@ -110,7 +114,59 @@ std::string human_bytes(std::size_t b) {
   return std::to_string(b) + " B";
 }
 
+// What a reader needs to trust or reproduce a number, besides the code: how it was built and
+// what the machine was set to.
+struct MachineFacts {
+  std::string compiler, flags, build_type, kernel, allocator, governor, thp, smt;
+  unsigned cpus = 0;
+};
+
+std::string first_line(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return f || !line.empty() ? line : "n/a";
+}
+
+MachineFacts machine_facts() {
+  MachineFacts m;
+#if defined(__clang__)
+  m.compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  m.compiler = "gcc " __VERSION__;
+#endif
+  m.flags = KVLAB_BENCH_CXX_FLAGS;
+  m.build_type = KVLAB_BENCH_BUILD_TYPE;
+  utsname u{};
+  if (::uname(&u) == 0) m.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
+  // The allocator: a preloaded or linked malloc shows up among the loaded objects.
+  m.allocator = std::string("glibc malloc ") + gnu_get_libc_version();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    for (const char* lib : {"libjemalloc", "libtcmalloc", "libmimalloc", "libtbbmalloc_proxy"}) {
+      if (line.find(lib) != std::string::npos) {
+        m.allocator = lib + std::string(" (") + line.substr(line.rfind(' ') + 1) + ")";
+        break;
+      }
+    }
+  }
+  m.governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  m.thp = first_line("/sys/kernel/mm/transparent_hugepage/enabled");
+  const std::string smt_active = first_line("/sys/devices/system/cpu/smt/active");
+  m.smt = smt_active == "1"   ? "on (" + first_line("/sys/devices/system/cpu/smt/control") + ")"
+          : smt_active == "0" ? "off (" + first_line("/sys/devices/system/cpu/smt/control") + ")"
+                              : "n/a";
+  m.cpus = std::max(1u, std::thread::hardware_concurrency());
+  return m;
+}
+
 std::string workload_line(const BenchConfig& c) {
+  if (!c.ycsb.empty()) {
+    return ycsb::workload_by_name(c.ycsb)->describe() + " records=" + std::to_string(c.keys) +
+           " (10 x 100 B fields) duration=" + fmt("%g", c.duration_s) +
+           "s reps=" + std::to_string(c.reps) + " placement=" + c.placement;
+  }
   return "keys=" + std::to_string(c.keys) + " prefill=" + fmt("%.2f", c.prefill) +
          " update=" + fmt("%g", c.update_pct) + "% dist=" + c.dist.describe() +
          " key=" + std::to_string(c.key_size) + "B value=" + std::to_string(c.value_size) +
@@ -207,13 +263,52 @@ std::string format_table(const BenchReport& r) {
       out += line;
     }
   }
+  if (c.counters) {
+    out += "\nperf events per operation (totals over every repetition / operations):\n";
+    std::snprintf(line, sizeof line, "%-20s %3s %9s %9s %5s %8s %8s %8s %10s %8s %8s\n", "backend",
+                  "thr", "cycles", "instr", "IPC", "LLC-miss", "L1D-miss", "br-miss", "task-ns",
+                  "ctx-sw", "faults");
+    out += line;
+    auto cell = [](double v, const char* f) { return v < 0 ? std::string("-") : fmt(f, v); };
+    for (const auto* m : rows) {
+      const double ops = static_cast<double>(m->ops);
+      const auto& k = m->counters;
+      std::snprintf(
+          line, sizeof line, "%-20s %3u %9s %9s %5s %8s %8s %8s %10s %8s %8s\n", m->backend.c_str(),
+          m->threads, cell(k.per_op(Event::kCycles, ops), "%.1f").c_str(),
+          cell(k.per_op(Event::kInstructions, ops), "%.1f").c_str(), cell(k.ipc(), "%.2f").c_str(),
+          cell(k.per_op(Event::kLlcMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kL1dMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kBranchMisses, ops), "%.3f").c_str(),
+          cell(k.per_op(Event::kTaskClockNs, ops), "%.1f").c_str(),
+          cell(k.per_op(Event::kContextSwitches, ops), "%.2e").c_str(),
+          cell(k.per_op(Event::kPageFaults, ops), "%.2e").c_str());
+      out += line;
+    }
+    if (!r.counters_note.empty()) out += "note: " + r.counters_note + "\n";
+  }
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  if (r.interrupted)
+    out += "interrupted: the runs above finished; the one running at the signal was dropped\n";
   return out;
 }
 
 std::string format_json(const BenchReport& r) {
   const BenchConfig& c = r.config;
+  const MachineFacts mf = machine_facts();
   std::string o = "{\n  \"manifest\": {\n";
+  o += "    \"interrupted\": " + std::string(r.interrupted ? "true" : "false") + ",\n";
+  o += "    \"build\": {\"compiler\": " + json_string(mf.compiler) +
+       ", \"flags\": " + json_string(mf.flags) + ", \"build_type\": " + json_string(mf.build_type) +
+       "},\n";
+  o += "    \"machine\": {\"kernel\": " + json_string(mf.kernel) +
+       ", \"allocator\": " + json_string(mf.allocator) +
+       ", \"cpu_governor\": " + json_string(mf.governor) +
+       ", \"transparent_hugepages\": " + json_string(mf.thp) + ", \"smt\": " + json_string(mf.smt) +
+       ", \"cpus\": " + std::to_string(mf.cpus) +
+       ", \"other_cpu_load\": " + json_num(r.other_cpu_load) + "},\n";
+  o += "    \"workload\": " + json_string(c.ycsb.empty() ? "maps" : c.ycsb) + ",\n";
+  if (c.counters) o += "    \"counters_note\": " + json_string(r.counters_note) + ",\n";
   o += "    \"kvlab_version\": " + json_string(KVLAB_VERSION) + ",\n";
   o += "    \"git_sha\": " + json_string(KVLAB_GIT_SHA) + ",\n";
   o += "    \"date\": " + json_string(utc_now()) + ",\n";
@@ -250,6 +345,7 @@ std::string format_json(const BenchReport& r) {
            ", \"items\": " + std::to_string(c.items) +
            ", \"capacity\": " + std::to_string(c.queue_capacity);
     } else {
+      if (!c.ycsb.empty()) o += "\"ycsb\": " + json_string(c.ycsb) + ", ";
       o += "\"keys\": " + std::to_string(c.keys) + ", \"update_pct\": " + json_num(c.update_pct) +
            ", \"dist\": " + json_string(c.dist.describe()) +
            ", \"key_size\": " + std::to_string(c.key_size) +
@@ -267,12 +363,20 @@ std::string format_json(const BenchReport& r) {
       o += "\"mops\": null, \"mops_min\": null, \"mops_max\": null";
     }
     o += ", \"reps\": " + std::to_string(m->reps) + ", \"valid\": " + (m->valid ? "true" : "false");
+    o += ", \"rep_mops\": [";
+    for (std::size_t i = 0; i < m->rep_values.size(); ++i)
+      o += (i ? ", " : "") + json_num(m->rep_values[i] / 1e6);
+    o += "]";
     o += ", \"via_adapter\": " + std::string(m->via_adapter ? "true" : "false");
     o += ", \"cpu_share\": " + json_num(m->cpu_share);
     o += ", \"note\": " + json_string(m->note);
     if (!m->valid) o += ", \"invalid_reason\": " + json_string(m->invalid_reason);
     if (!q) o += ", \"footprint_bytes\": " + std::to_string(m->footprint_bytes);
-    o += ", \"ops_validated\": " + std::to_string(m->ops) + "}";
+    o += ", \"ops_validated\": " + std::to_string(m->ops);
+    if (c.counters) {
+      o += ", \"counters_per_op\": " + counters_json(m->counters, static_cast<double>(m->ops));
+    }
+    o += "}";
   }
   o += "\n  ],\n  \"floor\": [";
   first = true;

@@ -30,7 +30,8 @@ struct QueueShared {
   unsigned producers = 1, consumers = 1;
   std::uint64_t items = 0;
   bool fifo = false;
-  bool qsbr = true;  // epoch QSBR mode for the own queues (see map_thread_body); false: --epoch-guards
+  bool qsbr =
+      true;  // epoch QSBR mode for the own queues (see map_thread_body); false: --epoch-guards
   const ThreadPlan* plan = nullptr;
   alignas(64) std::atomic<unsigned> start_arrived{0};
   alignas(64) std::atomic<unsigned> end_arrived{0};
@@ -179,6 +180,7 @@ std::vector<Measurement> run_queue_backend(RunEnv& env, unsigned producers, unsi
   spec.manual_time = true;
   spec.setup = queue_setup;
   spec.teardown = queue_teardown;
+  spec.counters = c.counters;
   const GbStats s =
       run_gb(spec, [&](benchmark::State& state) { queue_thread_body(state, *q, sh); });
   g_queue_shared = nullptr;
@@ -186,6 +188,8 @@ std::vector<Measurement> run_queue_backend(RunEnv& env, unsigned producers, unsi
   m.ops = sh.validated_items;
   m.cpu_share = s.cpu_share;
   m.reps = s.reps;
+  m.rep_values = s.values;
+  m.counters = s.counters;
   std::string why = sh.failure;
   for (const auto& e : sh.pin_errors)
     if (why.empty() && !e.empty()) why = "placement failed: " + e;

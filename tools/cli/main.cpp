@@ -7,8 +7,10 @@
 #include "tools/cli/subcommands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"kvlab: concurrent data structures, a RESP server on them, and the tools to measure both"};
-  app.set_version_flag("--version", std::string("kvlab ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
+  CLI::App app{
+      "kvlab: concurrent data structures, a RESP server on them, and the tools to measure both"};
+  app.set_version_flag("--version",
+                       std::string("kvlab ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
   app.require_subcommand(0, 1);
   kvlab::cli::add_backends(app);
 #ifdef KVLAB_HAVE_TOPO
@@ -33,7 +35,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every other parse error is a usage error, exit 2 (as
+    // getopt-based tools do), so that a script tells a bad command line from a failed run.
+    // A subcommand's RuntimeError carries its own status.
+    const int code = app.exit(e);
+    if (dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr || code == 0) return code;
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kvlab: %s\n", e.what());
     return 1;

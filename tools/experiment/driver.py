@@ -102,6 +102,10 @@ def common_args(p):
                    help="seconds, not minutes: tiny keyspace, short runs, 1 repeat (the test mode)")
     g.add_argument("--results", help="output folder (default: experiments/results/NAME/TIMESTAMP)")
     g.add_argument("--title", help="a title line for report.md")
+    g.add_argument("--counters", action="store_true",
+                   help="perf events: the server's per request (kvlab load --server-counters) and "
+                        "the structures' per operation (kvlab bench --counters); software events "
+                        "only where the PMU is hidden")
 
 
 def make_parser():
@@ -230,9 +234,32 @@ def rereport(a):
     return 0
 
 
+def spectrum_runs(rows):
+    """The runs whose latency spectrum figures.spectrum draws: per server and workload, the
+    first repeat of the highest sustained step (of the closed-loop run, when there is no rate)."""
+    best = {}
+    for r in rows:
+        if not r.get("hgrm") or r.get("repeat") not in (1, None) or r.get("sustained") is False:
+            continue
+        key = (r["server"], r["workload"])
+        p = r.get("param")
+        score = p if isinstance(p, (int, float)) else 0
+        if key not in best or score > best[key][0]:
+            best[key] = (score, r)
+    out = []
+    for (srv, w), (_, r) in sorted(best.items(), key=lambda kv: (str(kv[0][1]), str(kv[0][0]))):
+        label = "%s, %s" % (srv, w) + (" @ %s/s" % r["param"] if r.get("target_rate") else "")
+        out.append([label, r["hgrm"]])
+    return out
+
+
 def finish(ses, exp, a, rows, summary, params):
     import report
+    params["hdr_spectrum"] = spectrum_runs(rows)
     cols = list(experiments.RUN_COLUMNS)
+    for name in experiments.COUNTER_COLUMNS:
+        if any(("srv_%s_per_req" % name) in r for r in rows):
+            cols.insert(cols.index("hgrm"), "srv_%s_per_req" % name)
     for extra in ("connections", "placement", "threads"):
         if any(extra in r for r in rows):
             cols.insert(cols.index("repeat"), extra)

@@ -1,4 +1,4 @@
-"""The five experiments. Each one plans its runs, drives `kvlab load` / `kvlab bench` through the
+"""The six experiments. Each one plans its runs, drives `kvlab load` / `kvlab bench` through the
 Session (framework.py), and returns its per-run rows and per-point summary; figures.py draws them
 and report.py writes report.md."""
 
@@ -81,14 +81,24 @@ def step_row(base, run, step):
     })
     cpu = run["server_cpu_s"]
     row["ops_per_server_cpu_s"] = (step.get("requests", 0) / cpu) if cpu else None
+    row["hgrm"] = run.get("hgrm")
+    row["hits"], row["misses"] = step.get("hits"), step.get("misses")
+    k = step.get("server_counters_per_request")
+    if k:  # --counters: the server's perf events per request
+        for name in COUNTER_COLUMNS:
+            row["srv_%s_per_req" % name] = k.get(name)
     return row
+
+
+COUNTER_COLUMNS = ["cycles", "instructions", "llc_misses", "l1d_misses", "branch_misses",
+                   "task_clock_ns", "context_switches", "page_faults"]
 
 
 RUN_COLUMNS = ["experiment", "server", "server_version", "workload", "param", "target_rate",
                "repeat", "achieved_rate", "served_rate", "sustained", "requests", "errors", "unsent",
                "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "svc_p50_ms", "svc_p99_ms",
                "lost", "delivered", "window_s", "gen_cpu_util", "generator_bound", "server_cpu_s",
-               "ops_per_server_cpu_s", "raw"]
+               "ops_per_server_cpu_s", "hits", "misses", "hgrm", "raw"]
 
 SUMMARY_COLUMNS = ["experiment", "server", "workload", "param", "target_rate", "repeats",
                    "sustained_repeats", "sustained", "achieved_rate", "achieved_min", "achieved_max",
@@ -633,6 +643,8 @@ class Backends:
             argv = ["bench", "--backend", b, "--threads", str(threads), "--keys", str(a.keys),
                     "--update", str(a.update), "--duration", dur(a.duration),
                     "--reps", str(a.repeats), "--format", "json", "--no-floor", "--quiet"]
+            if a.counters:
+                argv.append("--counters")
             data, _, _ = ses.run_tool(argv, raw, per_run * a.repeats, threads, "bench %s" % b)
             for w in data.get("manifest", {}).get("warnings", []):
                 ses.warnings.append("kvlab bench %s: %s" % (b, w))
@@ -664,5 +676,126 @@ class Backends:
         return rows, summary, params
 
 
-EXPERIMENTS = [LatencySweep(), Commands(), Threads(), Backends(), Placement()]
+# ------------------------------------------------------------------------------------------------
+# 6. ycsb
+
+YCSB_DESC = {"a": "50/50 read/update", "b": "95/5 read/update", "c": "read only",
+             "d": "95/5 read/insert, latest", "e": "95/5 scan/insert", "f": "50/50 read/RMW"}
+
+
+class Ycsb:
+    name = "ycsb"
+    seed = "(no seed: YCSB's core workloads, Cooper et al., SoCC 2010)"
+    summary = ("YCSB core workloads A-F: over RESP against every server (YCSB's Redis record "
+               "layout, kvlab load --workload) and in process over map backends (kvlab bench "
+               "--workload; E on ordered backends only)")
+
+    @staticmethod
+    def add_args(p):
+        p.add_argument("--workloads", default="a,b,c,d,e,f", help="any of a..f")
+        p.add_argument("--records", type=int, default=100000, help="records (the load phase)")
+        p.add_argument("--backends", default="hash/kvlab,hash/tbb,skiplist/kvlab",
+                       help="map backends for the in-process runs (E runs on the ordered ones)")
+        p.add_argument("--threads", type=int, help="bench threads (default: the server's CPUs)")
+        p.add_argument("--connections", type=int, default=50)
+        p.add_argument("--pipeline", type=int, default=1)
+        p.set_defaults(duration=5.0, warmup=1.0)
+
+    @staticmethod
+    def quick(a):
+        a.records, a.connections, a.duration, a.warmup = 2000, 8, 0.5, 0.1
+        a.backends = "hash/locked,skiplist/kvlab"
+
+    def run(self, ses, a, servers):
+        ws = [w.strip().lower().replace("ycsb-", "") for w in a.workloads.split(",") if w.strip()]
+        for w in ws:
+            if w not in YCSB_DESC:
+                raise ExperimentError("unknown YCSB workload '%s' (a..f)" % w)
+        out = subprocess.run([a.kvlab_bin, "backends", "--format", "json"], capture_output=True,
+                             text=True, timeout=30)
+        try:
+            table = {b["name"]: b for b in json.loads(out.stdout)}
+        except ValueError:
+            raise ExperimentError("`kvlab backends --format json` gave no JSON: %s" % out.stderr)
+        backends = [b.strip() for b in a.backends.split(",") if b.strip()]
+        for b in backends:
+            if b not in table or table[b]["family"] == "queue":
+                raise ExperimentError("'%s' is not a map backend of `kvlab backends`" % b)
+        gt = a.gen_threads or ses.pin.generator_threads_default()
+        threads = a.threads or ses.pin.server_threads_default()
+        per_run = run_len(a)
+        n_runs = len(ws) * (len(servers) * a.repeats + 1)
+        bench_s = per_run * a.repeats * len(backends)  # one bench call: every backend, every rep
+        ses.progress = Progress(n_runs, len(ws) * (len(servers) * a.repeats * per_run + bench_s))
+        rows = []
+        for srv in servers:
+            ses.start_server(srv)
+            for w in ws:
+                # Each workload on a freshly loaded store, as YCSB runs them.
+                ses.control(srv, "FLUSHALL")
+                ses.load(srv, "ycsb-%s load phase" % w,
+                         ["--workload", "ycsb-" + w, "--keys", str(a.records), "--prefill",
+                          "--requests", "1", "--threads", "1", "--connections", "1"],
+                         max(5, a.records / 20000.0), 1, judge=False)
+                for rep in range(a.repeats):
+                    label = "ycsb-%s rep %d" % (w, rep + 1)
+                    ses.progress.show("%s: %s" % (srv.name, label))
+                    args = load_common(a, gt, a.connections) + [
+                        "--workload", "ycsb-" + w, "--keys", str(a.records),
+                        "--pipeline", str(a.pipeline), "--duration", dur(a.duration),
+                        "--warmup", dur(a.warmup)]
+                    r = ses.load(srv, label, args, per_run, gt)
+                    base = {"experiment": self.name, "server": srv.name,
+                            "server_version": version_of(srv), "workload": "ycsb-" + w,
+                            "param": "resp", "repeat": rep + 1}
+                    rows.append(step_row(base, r, r["steps"][0]))
+                    ses.progress.advance(per_run)
+            ses.stop_server(srv)
+        for w in ws:
+            chosen = [b for b in backends if w != "e" or table[b]["capabilities"].get("ordered")]
+            if not chosen:
+                ses.warnings.append("ycsb-e: no ordered backend among --backends; skipped in "
+                                    "process")
+                ses.progress.advance(bench_s)
+                continue
+            ses.progress.show("kvlab bench ycsb-%s" % w)
+            ses.run_count += 1
+            raw = "%04d-bench-ycsb-%s.json" % (ses.run_count, w)
+            argv = ["bench", "--workload", "ycsb-" + w, "--backend", ",".join(chosen),
+                    "--threads", str(threads), "--keys", str(a.records),
+                    "--duration", dur(a.duration), "--reps", str(a.repeats), "--format", "json",
+                    "--quiet"]
+            if a.counters:
+                argv.append("--counters")
+            data, _, _ = ses.run_tool(argv, raw, per_run * a.repeats * len(chosen) + 30,
+                                      threads, "bench ycsb-%s" % w)
+            for res in data.get("results", []):
+                if not res.get("valid"):
+                    raise ExperimentError("kvlab bench ycsb-%s %s: invalid run: %s" %
+                                          (w, res["backend"], res.get("invalid_reason")))
+                rows.append({"experiment": self.name, "server": "in-process",
+                             "server_version": data["manifest"].get("git_sha"),
+                             "workload": "ycsb-" + w, "param": res["backend"], "repeat": 1,
+                             "achieved_rate": res["mops"] * 1e6, "threads": res["threads"],
+                             "achieved_min": res["mops_min"] * 1e6,
+                             "achieved_max": res["mops_max"] * 1e6,
+                             "generator_bound": False, "raw": "raw/" + raw})
+            ses.progress.advance(bench_s)
+        ses.progress.finish()
+        summary = summarize(rows, ["server", "workload", "param"])
+        for srow in summary:
+            if srow["server"] == "in-process":
+                src = [r for r in rows if r["server"] == "in-process" and
+                       r["workload"] == srow["workload"] and r["param"] == srow["param"]][0]
+                srow["achieved_min"], srow["achieved_max"] = src["achieved_min"], src["achieved_max"]
+        params = {"workloads": ["ycsb-" + w for w in ws], "records": a.records,
+                  "backends": backends, "bench_threads": threads, "connections": a.connections,
+                  "pipeline": a.pipeline, "generator_threads": gt, "duration_s": a.duration,
+                  "warmup_s": a.warmup, "repeats": a.repeats,
+                  "record_layout": "hash user<FNV> of field0..field9 x 100 B, _indices sorted set",
+                  "distribution": "scrambled zipfian theta 0.99 (latest for D)"}
+        return rows, summary, params
+
+
+EXPERIMENTS = [LatencySweep(), Commands(), Threads(), Backends(), Placement(), Ycsb()]
 BY_NAME = {e.name: e for e in EXPERIMENTS}

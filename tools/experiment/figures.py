@@ -215,9 +215,90 @@ def backends(folder, summary, params):
     return _save(fig, folder, "backends")
 
 
+def ycsb(folder, summary, params):
+    """Grouped bars per YCSB workload: each server over RESP and each backend in process."""
+    ws = params["workloads"]
+    series = []
+    for srow in summary:
+        key = (srow["server"], srow["param"])
+        if key not in series:
+            series.append(key)
+    series.sort(key=lambda k: (k[0] == "in-process", str(k[0]), str(k[1])))
+    fig, ax = plt.subplots(figsize=(max(7, 1.4 * len(ws) + 2), 4.5))
+    width = 0.8 / max(1, len(series))
+    for i, (srv, param) in enumerate(series):
+        by_w = {srow["workload"]: srow for srow in summary
+                if srow["server"] == srv and srow["param"] == param}
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(ws))]
+        ys = [by_w[w]["achieved_rate"] if w in by_w and by_w[w]["achieved_rate"] else 0 for w in ws]
+        label = "%s (RESP)" % srv if param == "resp" else "%s (in process)" % param
+        ax.bar(xs, ys, width, color=COLORS[i % len(COLORS)], label=label)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_fmt_rate)
+    ax.set_xticks(list(range(len(ws))), ws)
+    ax.set_ylabel("operations/s (median)")
+    ax.set_title("YCSB core workloads, %s records" % human(params["records"]), fontsize=9)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return _save(fig, folder, "ycsb")
+
+
+def read_hgrm(path):
+    """(percentile fraction, value ms) pairs of an HdrHistogram percentile-distribution file."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 3 or line.startswith("#"):
+                continue
+            try:
+                out.append((float(parts[1]), float(parts[0])))
+            except ValueError:
+                continue
+    return out
+
+
+def spectrum(folder, runs):
+    """Latency by percentile, HdrHistogram's plot: x = 1/(1-p) on a log axis (50 %, 90 %,
+    99 % … evenly spaced), y = latency (ms, log), one line per run's .hgrm file."""
+    series = []
+    for label, rel in runs:
+        path = os.path.join(folder, rel)
+        if os.path.exists(path):
+            pts = [(1.0 / (1.0 - p), v) for p, v in read_hgrm(path) if p < 1.0 and v > 0]
+            if pts:
+                series.append((label, pts))
+    if not series:
+        return []
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for i, (label, pts) in enumerate(series):
+        ax.plot([x for x, _ in pts], [v for _, v in pts], color=COLORS[i % len(COLORS)],
+                label=label, linewidth=1.3)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ticks = [1, 2, 10, 100, 1000, 10000, 100000]
+    names = ["0%", "50%", "90%", "99%", "99.9%", "99.99%", "99.999%"]
+    right = max(x for _, pts in series for x, _ in pts)
+    keep = [(t, n) for t, n in zip(ticks, names) if t <= right * 1.01]
+    ax.set_xticks([t for t, _ in keep], [n for _, n in keep])
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("latency (ms, from the intended send time)")
+    ax.set_title("Latency by percentile (HdrHistogram .hgrm files in hdr/)", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, folder, "percentiles")
+
+
 def draw(name, folder, summary, params):
     if not summary:
         return []
+    extra = spectrum(folder, params.get("hdr_spectrum") or [])
+    return _draw(name, folder, summary, params) + extra
+
+
+def _draw(name, folder, summary, params):
     if name == "latency-sweep":
         return latency(folder, summary, params)
     if name == "commands":
@@ -226,4 +307,6 @@ def draw(name, folder, summary, params):
         return threads(folder, summary, params)
     if name == "backends":
         return backends(folder, summary, params)
+    if name == "ycsb":
+        return ycsb(folder, summary, params)
     return []

@@ -545,7 +545,10 @@ class Session:
                     os.wait4(p.pid, 0)
                 raise
         wall = time.monotonic() - t0
-        if p.returncode != 0:
+        # kvlab load exits 1 (error replies) or 3 (the server closed connections) after writing
+        # its JSON; load() then names the server and the step from it.
+        judged_later = argv[0] == "load" and p.returncode in (1, 3) and os.path.exists(raw)
+        if p.returncode != 0 and not judged_later:
             raise ExperimentError("%s: `%s` failed (exit %s):\n%s" %
                                   (label, shlex.join(full), p.returncode, tail(err_path)))
         try:
@@ -564,6 +567,14 @@ class Session:
         raw_name = "%04d-%s-%s.json" % (self.run_count, safe(srv.name), safe(label))
         cpu0 = self.server_cpu(srv)
         argv = ["load", "--host", srv.host, "--port", str(srv.port), "-q", "--format", "json"] + load_args
+        # Every step's corrected histogram beside results.csv, in HdrHistogram's formats: the
+        # .hgrm percentile table (one step per run here) and the per-second interval log.
+        hdr_dir = os.path.join(self.dir, "hdr")
+        os.makedirs(hdr_dir, exist_ok=True)
+        stem = os.path.join(hdr_dir, raw_name[:-len(".json")])
+        argv += ["--hdr-out", stem + ".hgrm", "--hdr-log", stem + ".hlog"]
+        if getattr(self.args, "counters", False) and srv.proc is not None:
+            argv += ["--server-counters", str(srv.proc.pid)]
         data, gen_cpu, wall = self.run_tool(argv, raw_name, expect_s, gen_threads,
                                             "%s %s" % (srv.name, label))
         cpu1 = self.server_cpu(srv)
@@ -590,7 +601,10 @@ class Session:
         bound = judge and util is not None and util > GENERATOR_BOUND
         if bound:
             self.generator_bound.append("%s %s (generator CPU %.0f%%)" % (srv.name, label, util * 100))
+        hgrm = stem + ".hgrm"
         return {"steps": steps, "gen_cpu_s": gen_cpu, "wall_s": wall, "gen_util": util,
+                "hgrm": os.path.relpath(hgrm, self.dir) if os.path.exists(hgrm) else None,
+                "hlog": os.path.relpath(stem + ".hlog", self.dir),
                 "generator_bound": bound,
                 "server_cpu_s": (cpu1 - cpu0) if cpu0 is not None and cpu1 is not None else None,
                 "raw": os.path.relpath(os.path.join(self.raw, raw_name), self.dir)}

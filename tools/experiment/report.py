@@ -174,8 +174,36 @@ def backends_tables(summary, params):
             plain_table(head, [[c.split(" (")[0] for c in r] for r in rows]))
 
 
+# -- ycsb ----------------------------------------------------------------------------------------
+
+def ycsb_tables(summary, params):
+    series = []
+    for s in summary:
+        if (s["server"], s["param"]) not in series:
+            series.append((s["server"], s["param"]))
+    series.sort(key=lambda k: (k[0] == "in-process", str(k[0]), str(k[1])))
+    head = ["workload"] + ["%s (RESP)" % srv if p == "resp" else "%s (in process)" % p
+                           for srv, p in series]
+    rows = []
+    for w in params["workloads"]:
+        row = [w]
+        for srv, p in series:
+            m = [s for s in summary if s["server"] == srv and s["param"] == p and s["workload"] == w]
+            if not m or not m[0]["achieved_rate"]:
+                row.append("–")
+                continue
+            cell = grouped(m[0]["achieved_rate"])
+            if p == "resp" and m[0].get("p99_ms") is not None:
+                cell += " (p99 %s ms)" % ms(m[0]["p99_ms"])
+            row.append(cell + gb(m[0]))
+        rows.append(row)
+    return ("### YCSB (operations/s, median; p99 over RESP)\n\n%s" % md_table(head, rows),
+            plain_table(head, rows))
+
+
 TABLES = {"latency-sweep": latency_tables, "commands": commands_tables,
-          "threads": threads_tables, "placement": threads_tables, "backends": backends_tables}
+          "threads": threads_tables, "placement": threads_tables, "backends": backends_tables,
+          "ycsb": ycsb_tables}
 
 
 def how_measured(m):

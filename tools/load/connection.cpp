@@ -53,8 +53,11 @@ void* create_string(const redisReadTask* task, char* str, size_t len) {
   return &g_sentinel;
 }
 
-void* create_array(const redisReadTask* task, int) {
-  if (task->parent == nullptr) t_state->top_type = REDIS_REPLY_ARRAY;
+void* create_array(const redisReadTask* task, int elements) {
+  if (task->parent == nullptr) {
+    t_state->top_type = REDIS_REPLY_ARRAY;
+    t_state->elements = elements;
+  }
   return &g_sentinel;
 }
 

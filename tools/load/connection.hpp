@@ -33,6 +33,7 @@ struct ReplyState {
   int top_type = 0;  // REDIS_REPLY_*
   bool error = false;
   long long integer = 0;
+  long long elements = -1;  // top-level array: its length (0 = empty, a miss for HGETALL)
   bool is_message = false;  // pub/sub "message" array
   bool stamped = false;     // its payload carried our timestamps
   std::int64_t intended_ns = 0;

@@ -10,8 +10,9 @@
 // window slot, so the queued backlog of due slots is sent right away from the reply handler.
 //
 // Invariants (per connection):
-//   1. inflight holds, in send order, one entry per request sent and not yet answered;
-//      inflight.size() <= pipeline.
+//   1. Each node connection's inflight holds, in send order, one entry per request sent on it and
+//      not yet answered; the sender's inflight is their total, <= pipeline. A redirected request
+//      (cluster mode) moves from one node's queue to another's and keeps its place in the window.
 //   2. Open loop: next_intended is the intended time of the first slot not yet sent; every slot
 //      before it has been sent; the slots between it and now are the local backlog.
 //   3. issued counts slots sent; issued <= quota.
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <map>
@@ -28,6 +30,7 @@
 #include <mutex>
 #include <thread>
 
+#include "tools/load/cluster.hpp"
 #include "tools/load/connection.hpp"
 #include "tools/load/load.hpp"
 #include "tools/load/workload.hpp"
@@ -39,10 +42,21 @@ constexpr std::int64_t kSecond = 1000000000;
 
 enum class Role { kRequest, kPublisher, kSubscriber };
 
-struct Slot {
+// One server connection of a sender. In cluster mode a sender has one per node (opened at the
+// start, or when a redirection first names a node); RESP answers in order on each connection, so
+// each keeps its own queue of the requests it has in flight.
+struct NodeConn {
   Connection conn;
-  Role role = Role::kRequest;
   std::deque<Pending> inflight;
+  bool open = false;
+  bool out_armed = false;
+};
+
+// One sender (a "connection" of --connections): its schedule and its window.
+struct Slot {
+  std::deque<NodeConn> nodes;  // exactly one unless --cluster; a deque keeps references stable
+  Role role = Role::kRequest;
+  std::size_t inflight = 0;  // requests in flight over all nodes (invariant 1)
   Workload::KeyStream keys;
   Rng rng{1};
   double period_ns = 0;
@@ -52,7 +66,6 @@ struct Slot {
   std::uint64_t issued = 0;
   std::uint64_t quota = UINT64_MAX;
   bool dead = false;
-  bool out_armed = false;
   unsigned global_index = 0;
   std::uint64_t messages = 0;
 };
@@ -99,6 +112,7 @@ class Collector {
       r.errors = it->second.errors;
       r.p50_us = static_cast<double>(it->second.hist.value_at_quantile(0.5)) / 1000.0;
       r.p99_us = static_cast<double>(it->second.hist.value_at_quantile(0.99)) / 1000.0;
+      r.histogram = &it->second.hist;
       cb_(r);
       ticks_.erase(it);
     }
@@ -123,6 +137,7 @@ struct Shared {
   std::condition_variable cv;
   unsigned ready = 0;
   bool failed = false;
+  bool connection_failed = false;  // the failure was the server's (connect, AUTH, SUBSCRIBE)
   bool go = false;
   bool abort = false;
   std::string error;
@@ -130,6 +145,7 @@ struct Shared {
   bool requests_mode = false;
 
   std::unique_ptr<Collector> collector;
+  const SlotMap* slot_map = nullptr;  // cluster mode: the map every worker starts from
 
   // Pub/sub drain bookkeeping. Relaxed is enough: they only decide when to stop waiting, and the
   // final totals are read after join().
@@ -158,7 +174,9 @@ int wait_events(int ep, epoll_event* ev, int max, std::int64_t timeout_ns) {
 
 class Worker {
  public:
-  Worker(Shared& sh, unsigned index) : sh_(sh), cfg_(sh.cfg), index_(index) {}
+  Worker(Shared& sh, unsigned index) : sh_(sh), cfg_(sh.cfg), index_(index) {
+    if (sh.slot_map) map_ = *sh.slot_map;
+  }
   ~Worker() {
     if (ep_ >= 0) ::close(ep_);
   }
@@ -167,7 +185,10 @@ class Worker {
     std::string error;
     if (!setup(&error)) {
       std::lock_guard lock(sh_.m);
-      if (!sh_.failed) sh_.error = error;
+      if (!sh_.failed) {
+        sh_.error = error;
+        sh_.connection_failed = setup_reached_server_;
+      }
       sh_.failed = true;
       sh_.cv.notify_all();
       return;
@@ -185,7 +206,40 @@ class Worker {
   }
 
  private:
+  // A redirected request goes to at most this many nodes before its error reply counts as one
+  // (a cluster whose nodes disagree must not keep a request bouncing).
+  static constexpr unsigned kMaxRedirects = 5;
+
   bool open_loop() const { return sh_.rate.has_value(); }
+  bool cluster() const { return cfg_.cluster; }
+  static std::uint64_t event_id(std::size_t slot, std::size_t node) {
+    return (static_cast<std::uint64_t>(slot) << 16) | node;
+  }
+
+  // Connects node n of slot s (AUTH included) and registers it with epoll.
+  bool open_node(Slot& s, std::size_t id, std::size_t n, std::string* error) {
+    NodeConn& nc = s.nodes[n];
+    const std::string& host = cluster() ? map_.nodes[n].host : cfg_.host;
+    const std::uint16_t port = cluster() ? map_.nodes[n].port : cfg_.port;
+    if (!nc.conn.connect(host, port, cfg_.connect_timeout_s, error)) return false;
+    if (!cfg_.password.empty()) {
+      nc.conn.out() = "*2\r\n$4\r\nAUTH\r\n$" + std::to_string(cfg_.password.size()) + "\r\n" +
+                      cfg_.password + "\r\n";
+      std::string text;
+      if (!nc.conn.roundtrip(1, cfg_.connect_timeout_s, error, [&](const ReplyState& r) {
+            if (r.error) text = r.error_text;
+          }))
+        return false;
+      if (!text.empty()) return *error = "AUTH failed: " + text, false;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = event_id(id, n);
+    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, nc.conn.fd(), &ev) != 0)
+      return *error = "epoll_ctl failed", false;
+    nc.open = true;
+    return true;
+  }
 
   bool setup(std::string* error) {
     ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);  // 1 us: wake for slots on time
@@ -204,43 +258,33 @@ class Worker {
     }
     const double per_sender = open_loop() ? *sh_.rate / sh_.senders : 0;
     const std::uint64_t total_requests = cfg_.requests;
-    for (auto& s : slots_) {
-      if (!s->conn.connect(cfg_.host, cfg_.port, cfg_.connect_timeout_s, error)) return false;
-      if (!cfg_.password.empty()) {
-        s->conn.out() = "*2\r\n$4\r\nAUTH\r\n$" + std::to_string(cfg_.password.size()) + "\r\n" +
-                        cfg_.password + "\r\n";
-        std::string text;
-        if (!s->conn.roundtrip(1, cfg_.connect_timeout_s, error, [&](const ReplyState& r) {
-              if (r.error) text = r.error_text;
-            }))
-          return false;
-        if (!text.empty()) return *error = "AUTH failed: " + text, false;
-      }
-      if (s->role == Role::kSubscriber) {
-        const std::string ch = channel_name(s->global_index % cfg_.channels);
-        s->conn.out() =
+    setup_reached_server_ = true;  // every failure from here on is the server's
+    for (std::size_t id = 0; id < slots_.size(); ++id) {
+      Slot& s = *slots_[id];
+      s.nodes.resize(cluster() ? map_.nodes.size() : 1);
+      for (std::size_t n = 0; n < s.nodes.size(); ++n)
+        if (!open_node(s, id, n, error)) return false;
+      Connection& conn = s.nodes[0].conn;
+      if (s.role == Role::kSubscriber) {
+        const std::string ch = channel_name(s.global_index % cfg_.channels);
+        conn.out() =
             "*2\r\n$9\r\nSUBSCRIBE\r\n$" + std::to_string(ch.size()) + "\r\n" + ch + "\r\n";
         std::string text;
-        if (!s->conn.roundtrip(1, cfg_.connect_timeout_s, error, [&](const ReplyState& r) {
+        if (!conn.roundtrip(1, cfg_.connect_timeout_s, error, [&](const ReplyState& r) {
               if (r.error) text = r.error_text;
             }))
           return false;
         if (!text.empty()) return *error = "SUBSCRIBE failed: " + text, false;
       } else {
-        s->period_ns = per_sender > 0 ? 1e9 / per_sender : 0;
-        s->phase_ns = static_cast<std::int64_t>(s->period_ns * s->global_index / sh_.senders);
-        s->keys = sh_.workload.make_stream(s->global_index, sh_.senders);
-        s->rng = Rng::stream(cfg_.seed, 2 * s->global_index + 1);  // arrival gaps
+        s.period_ns = per_sender > 0 ? 1e9 / per_sender : 0;
+        s.phase_ns = static_cast<std::int64_t>(s.period_ns * s.global_index / sh_.senders);
+        s.keys = sh_.workload.make_stream(s.global_index, sh_.senders);
+        s.rng = Rng::stream(cfg_.seed, 2 * s.global_index + 1);  // arrival gaps
         if (total_requests > 0) {
-          s->quota = total_requests / sh_.senders +
-                     (s->global_index < total_requests % sh_.senders ? 1 : 0);
+          s.quota = total_requests / sh_.senders +
+                    (s.global_index < total_requests % sh_.senders ? 1 : 0);
         }
       }
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u32 = static_cast<std::uint32_t>(&s - slots_.data());
-      if (::epoll_ctl(ep_, EPOLL_CTL_ADD, s->conn.fd(), &ev) != 0)
-        return *error = "epoll_ctl failed", false;
     }
     return true;
   }
@@ -278,9 +322,24 @@ class Worker {
     }
   }
 
-  void append_one(Slot& s, std::int64_t intended, std::int64_t now) {
-    std::string& out = s.conn.out();
+  // The node a request for key slot `slot` goes to (cluster mode); requests without a key
+  // (PING) rotate over the nodes.
+  std::size_t route(int slot) {
+    if (slot >= 0) {
+      const std::uint16_t n = map_.owner[static_cast<std::size_t>(slot)];
+      if (n != kNoNode) return n;
+    }
+    return rotate_++ % map_.nodes.size();
+  }
+
+  void append_one(Slot& s, std::size_t id, std::int64_t intended, std::int64_t now) {
+    bool read = false;
+    std::size_t n = 0;
+    std::string request;  // cluster mode: kept for a resend after MOVED/ASK
+    unsigned replies = 1;
+    std::int64_t insert = -1;
     if (s.role == Role::kPublisher) {
+      std::string& out = s.nodes[0].conn.out();
       const std::string ch = channel_name((s.global_index + s.messages++) % cfg_.channels);
       out += "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(ch.size()) + "\r\n" + ch + "\r\n$" +
              std::to_string(cfg_.payload) + "\r\n";
@@ -289,57 +348,129 @@ class Worker {
       write_stamp(out.data() + at, intended, now);
       out += "\r\n";
       sh_.pending_publish.fetch_add(1, std::memory_order_relaxed);
+    } else if (!cluster()) {
+      replies = sh_.workload.append_request(s.keys, s.nodes[0].conn.out(), &read, nullptr, &insert);
+    } else {
+      int slot = -1;
+      replies = sh_.workload.append_request(s.keys, request, &read, &slot, &insert);
+      n = route(slot);
+      if (n >= s.nodes.size()) s.nodes.resize(n + 1);
+      if (!s.nodes[n].open) {
+        std::string error;
+        if (!open_node(s, id, n, &error)) return disconnect(s);
+      }
+      s.nodes[n].conn.out() += request;
+      if (replies != 1) request.clear();  // only single commands are redirected
     }
-    const unsigned replies =
-        s.role == Role::kPublisher ? 1 : sh_.workload.append_request(s.keys, out);
     if (open_loop() && intended >= sh_.measure_start) send_lag_.record(now - intended);
-    s.inflight.push_back({intended, now, replies});
+    Pending p{intended, now, replies, read, std::move(request)};
+    p.ycsb_insert = insert;
+    s.nodes[n].inflight.push_back(std::move(p));
+    ++s.inflight;
     ++s.issued;
   }
 
   // Issues every due request that fits in the window (open loop) / fills the window (closed).
-  void issue(Slot& s, std::int64_t now) {
+  void issue(Slot& s, std::size_t id, std::int64_t now) {
     if (s.dead || draining_ || s.role == Role::kSubscriber) return;
     const std::size_t window = cfg_.pipeline;
     if (open_loop()) {
       // Slots at or after the end belong to no step; the loop sends what is due up to the end.
-      while (s.inflight.size() < window && s.issued < s.quota && s.next_intended <= now &&
+      while (!s.dead && s.inflight < window && s.issued < s.quota && s.next_intended <= now &&
              s.next_intended < sh_.t_end) {
-        append_one(s, s.next_intended, now);
+        append_one(s, id, s.next_intended, now);
         advance(s);
       }
     } else {
-      while (s.inflight.size() < window && s.issued < s.quota) append_one(s, now, now);
+      while (!s.dead && s.inflight < window && s.issued < s.quota) append_one(s, id, now, now);
     }
   }
 
-  void flush(Slot& s, std::uint32_t id) {
-    if (s.dead) return;
-    if (!s.conn.flush()) return disconnect(s);
-    const bool want = s.conn.has_output();
-    if (want != s.out_armed) {
-      epoll_event ev{};
-      ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
-      ev.data.u32 = id;
-      ::epoll_ctl(ep_, EPOLL_CTL_MOD, s.conn.fd(), &ev);
-      s.out_armed = want;
+  void flush(Slot& s, std::size_t id) {
+    for (std::size_t n = 0; n < s.nodes.size() && !s.dead; ++n) {
+      NodeConn& nc = s.nodes[n];
+      if (!nc.open) continue;
+      if (!nc.conn.flush()) return disconnect(s);
+      const bool want = nc.conn.has_output();
+      if (want != nc.out_armed) {
+        epoll_event ev{};
+        ev.events = EPOLLIN | (want ? EPOLLOUT : 0u);
+        ev.data.u64 = event_id(id, n);
+        ::epoll_ctl(ep_, EPOLL_CTL_MOD, nc.conn.fd(), &ev);
+        nc.out_armed = want;
+      }
     }
   }
 
+  bool has_output(const Slot& s) const {
+    for (const auto& nc : s.nodes)
+      if (nc.open && nc.conn.has_output()) return true;
+    return false;
+  }
+
+  // A connection of the sender closed: the whole sender stops (its requests in flight are lost).
   void disconnect(Slot& s) {
     if (s.dead) return;
     s.dead = true;
     ++disconnects_;
     ++ivl_errors_;
+    if (first_disconnect_ == 0) first_disconnect_ = now_ns();
+    lost_requests_ += s.inflight;
     if (s.role == Role::kPublisher)
-      sh_.pending_publish.fetch_sub(static_cast<std::int64_t>(s.inflight.size()),
+      sh_.pending_publish.fetch_sub(static_cast<std::int64_t>(s.inflight),
                                     std::memory_order_relaxed);
-    s.inflight.clear();
-    ::epoll_ctl(ep_, EPOLL_CTL_DEL, s.conn.fd(), nullptr);
-    s.conn.close();
+    for (auto& nc : s.nodes) {
+      nc.inflight.clear();
+      if (!nc.open) continue;
+      ::epoll_ctl(ep_, EPOLL_CTL_DEL, nc.conn.fd(), nullptr);
+      nc.conn.close();
+      nc.open = false;
+    }
+    s.inflight = 0;
   }
 
-  void on_reply(Slot& s, ReplyState& r, std::int64_t now) {
+  // Follows a MOVED or ASK reply to the request at the front of node n's queue: the request goes
+  // to the node named, with its intended send time kept (the detour counts in its latency).
+  // MOVED also updates the slot map. False when the request is not to be redirected (it was a
+  // several-command request, or has bounced too often): its error reply then counts as one.
+  bool redirect(Slot& s, std::size_t id, std::size_t n, const ReplyState& r) {
+    Pending& front = s.nodes[n].inflight.front();
+    Redirect rd;
+    if (front.request.empty() || front.redirects >= kMaxRedirects ||
+        !parse_redirect(r.error_text, &rd))
+      return false;
+    if (rd.to.host.empty()) rd.to.host = cfg_.host;  // "MOVED 3999 :6381": the host we know
+    const std::size_t m = map_.node_index(rd.to);
+    if (m >= s.nodes.size()) s.nodes.resize(m + 1);
+    Pending p = std::move(front);
+    s.nodes[n].inflight.pop_front();
+    ++p.redirects;
+    if (rd.ask) {
+      ++asks_;
+      p.replies = 2;  // ASKING's +OK, then the request's reply
+      p.asking = true;
+    } else {
+      ++moved_;
+      map_.owner[rd.slot] = static_cast<std::uint16_t>(m);
+      p.replies = 1;
+      p.asking = false;
+    }
+    if (!s.nodes[m].open) {
+      std::string error;
+      if (!open_node(s, id, m, &error)) {
+        s.nodes[m].inflight.push_back(std::move(p));  // lost with the sender
+        disconnect(s);
+        return true;
+      }
+    }
+    std::string& out = s.nodes[m].conn.out();
+    if (rd.ask) out += "*1\r\n$6\r\nASKING\r\n";
+    out += p.request;
+    s.nodes[m].inflight.push_back(std::move(p));
+    return true;
+  }
+
+  void on_reply(Slot& s, std::size_t id, std::size_t n, ReplyState& r, std::int64_t now) {
     if (s.role == Role::kSubscriber) {
       if (!r.is_message || !r.stamped) return;  // (un)subscribe confirmations
       sh_.delivered.fetch_add(1, std::memory_order_relaxed);
@@ -352,13 +483,25 @@ class Worker {
       ivl_latency_.record(now - r.intended_ns);
       return;
     }
-    if (s.inflight.empty()) return;  // a reply we did not ask for; nothing to match
+    std::deque<Pending>& inflight = s.nodes[n].inflight;
+    if (inflight.empty()) return;   // a reply we did not ask for; nothing to match
+    if (inflight.front().asking) {  // ASKING's reply, ahead of the redirected request's
+      inflight.front().asking = false;
+      --inflight.front().replies;
+      return;
+    }
+    if (r.error && cluster() && inflight.front().replies == 1 && redirect(s, id, n, r)) return;
+    ++replies_;
     if (r.error) {
       ++error_replies_;
       ++ivl_errors_;
     }
     Pending p;
-    if (!complete_front(s.inflight, &p)) return;  // more replies of this request are due
+    if (!complete_front(inflight, &p)) return;  // more replies of this request are due
+    --s.inflight;
+    if (p.ycsb_insert >= 0) sh_.workload.acknowledge(static_cast<std::uint64_t>(p.ycsb_insert));
+    if (p.read && !r.error && p.intended_ns >= sh_.measure_start)
+      ++(reply_is_miss(r.top_type, r.elements) ? misses_ : hits_);
     if (s.role == Role::kPublisher) {
       sh_.pending_publish.fetch_sub(1, std::memory_order_relaxed);
       if (r.top_type == REDIS_REPLY_INTEGER && r.integer > 0) {
@@ -382,20 +525,24 @@ class Worker {
     last_completion_ = now;
   }
 
-  void handle(std::uint32_t id, std::uint32_t events, std::int64_t now) {
+  void handle(std::uint64_t event, std::uint32_t events, std::int64_t now) {
+    const std::size_t id = static_cast<std::size_t>(event >> 16), n = event & 0xffff;
     Slot& s = *slots_[id];
-    if (s.dead) return;
+    if (s.dead || n >= s.nodes.size() || !s.nodes[n].open) return;
+    // s.nodes is a deque: a redirection that appends a node leaves this reference valid.
+    Connection& conn = s.nodes[n].conn;
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
-      const bool alive = s.conn.read_some(read_buf_.get(), kReadBuf);
+      const bool alive = conn.read_some(read_buf_.get(), kReadBuf);
       for (;;) {
-        const int r = s.conn.next_reply();
+        const int r = conn.next_reply();
         if (r == 0) break;
         if (r < 0) return disconnect(s);
-        on_reply(s, s.conn.state(), now);
-        s.conn.state() = ReplyState{};
+        on_reply(s, id, n, conn.state(), now);
+        if (s.dead) return;
+        conn.state() = ReplyState{};
       }
       if (!alive) return disconnect(s);
-      issue(s, now);
+      issue(s, id, now);
       flush(s, id);
     } else if (events & EPOLLOUT) {
       flush(s, id);
@@ -404,8 +551,7 @@ class Worker {
 
   bool all_quota_done() const {
     for (const auto& s : slots_)
-      if (!s->dead && s->role != Role::kSubscriber &&
-          (s->issued < s->quota || !s->inflight.empty()))
+      if (!s->dead && s->role != Role::kSubscriber && (s->issued < s->quota || s->inflight != 0))
         return false;
     return true;
   }
@@ -432,10 +578,10 @@ class Worker {
       std::int64_t wake = std::min({sh_.t_end, next_tick, now + 10 * 1000000});
       for (std::size_t i = 0; i < slots_.size(); ++i) {
         Slot& s = *slots_[i];
-        issue(s, now);
-        if (s.conn.has_output()) flush(s, static_cast<std::uint32_t>(i));
-        if (open_loop() && !s.dead && s.role != Role::kSubscriber &&
-            s.inflight.size() < cfg_.pipeline && s.issued < s.quota)
+        issue(s, i, now);
+        if (has_output(s)) flush(s, i);
+        if (open_loop() && !s.dead && s.role != Role::kSubscriber && s.inflight < cfg_.pipeline &&
+            s.issued < s.quota)
           wake = std::min(wake, s.next_intended);
       }
       // After the issue pass, so the slots due just before the end are still sent.
@@ -443,7 +589,7 @@ class Worker {
       if (sh_.requests_mode && all_quota_done()) break;
       const int n = wait_events(ep_, events, 256, wake - now_ns());
       now = now_ns();
-      for (int i = 0; i < n; ++i) handle(events[i].data.u32, events[i].events, now);
+      for (int i = 0; i < n; ++i) handle(events[i].data.u64, events[i].events, now);
     }
   }
 
@@ -455,7 +601,16 @@ class Worker {
       std::uint64_t budget = 100000000;
       for (auto& sp : slots_) {
         Slot& s = *sp;
-        if (s.dead || s.role == Role::kSubscriber) continue;
+        if (s.role == Role::kSubscriber) continue;
+        if (s.dead) {
+          // The server closed this connection: what fell due on it afterwards is lost, not late.
+          while (s.next_intended < end && s.issued < s.quota && budget-- > 0) {
+            ++lost_requests_;
+            ++s.issued;
+            advance(s);
+          }
+          continue;
+        }
         while (s.next_intended < end && s.issued < s.quota && budget-- > 0) {
           if (s.next_intended >= sh_.measure_start) {
             // (Pub/sub: the latency histogram holds deliveries; an unsent publish is only counted.)
@@ -475,7 +630,7 @@ class Worker {
       if (now >= deadline) break;
       bool idle = true;
       for (const auto& s : slots_)
-        if (!s->dead && !s->inflight.empty()) idle = false;
+        if (!s->dead && s->inflight != 0) idle = false;
       if (idle && cfg_.pubsub) {
         // Subscribers wait for what every publisher was promised delivered.
         idle = sh_.past_end.load(std::memory_order_relaxed) == cfg_.threads &&
@@ -484,22 +639,28 @@ class Worker {
                    sh_.promised.load(std::memory_order_relaxed);
       }
       if (idle) break;
+      // Redirected requests wait in output buffers: send them.
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (has_output(*slots_[i])) flush(*slots_[i], i);
       const int n = wait_events(ep_, events, 256, std::min(deadline - now, 5 * 1000000L));
       now = now_ns();
-      for (int i = 0; i < n; ++i) handle(events[i].data.u32, events[i].events, now);
+      for (int i = 0; i < n; ++i) handle(events[i].data.u64, events[i].events, now);
     }
     const std::int64_t now = now_ns();
     for (auto& s : slots_) {
       if (s->dead) continue;
-      for (const Pending& p : s->inflight) {
-        ++timeouts_;
-        if (p.intended_ns >= sh_.measure_start && s->role != Role::kPublisher)
-          latency_.record(now - p.intended_ns);
+      for (auto& nc : s->nodes) {
+        for (const Pending& p : nc.inflight) {
+          ++timeouts_;
+          if (p.intended_ns >= sh_.measure_start && s->role != Role::kPublisher)
+            latency_.record(now - p.intended_ns);
+        }
+        nc.inflight.clear();
       }
       if (s->role == Role::kPublisher)
-        sh_.pending_publish.fetch_sub(static_cast<std::int64_t>(s->inflight.size()),
+        sh_.pending_publish.fetch_sub(static_cast<std::int64_t>(s->inflight),
                                       std::memory_order_relaxed);
-      s->inflight.clear();
+      s->inflight = 0;
     }
   }
 
@@ -515,6 +676,16 @@ class Worker {
     r.timeouts += timeouts_;
     r.disconnects += disconnects_;
     r.unsent += unsent_;
+    r.hits += hits_;
+    r.misses += misses_;
+    r.replies += replies_;
+    r.lost_requests += lost_requests_;
+    r.moved += moved_;
+    r.asks += asks_;
+    if (first_disconnect_ != 0) {
+      const double at = static_cast<double>(first_disconnect_ - sh_.t_start) / 1e9;
+      if (r.first_disconnect_s < 0 || at < r.first_disconnect_s) r.first_disconnect_s = at;
+    }
     r.published += published_;
     r.delivered += delivered_;
     r.promised += promised_;
@@ -531,11 +702,17 @@ class Worker {
   unsigned index_;
   int ep_ = -1;
   bool draining_ = false;
+  bool setup_reached_server_ = false;
+  SlotMap map_;  // cluster mode: this thread's copy, updated by MOVED
+  std::size_t rotate_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::unique_ptr<char[]> read_buf_{new char[kReadBuf]};
   Histogram latency_, service_, send_lag_, ivl_latency_;
   std::uint64_t requests_ = 0, error_replies_ = 0, timeouts_ = 0, disconnects_ = 0, unsent_ = 0;
   std::uint64_t published_ = 0, delivered_ = 0, promised_ = 0;
+  std::uint64_t hits_ = 0, misses_ = 0, replies_ = 0, lost_requests_ = 0;
+  std::uint64_t moved_ = 0, asks_ = 0;
+  std::int64_t first_disconnect_ = 0;  // 0: none
   std::uint64_t served_ = 0, window_completed_ = 0, ivl_completed_ = 0, ivl_errors_ = 0;
   std::int64_t last_completion_ = 0;
 };
@@ -558,6 +735,18 @@ bool validate(const LoadConfig& c, std::optional<double> rate, std::string* erro
   }
   for (const auto& t : c.commands)
     if (t.args.empty()) return *error = "empty --command", false;
+  if (c.cluster && c.pubsub) return *error = "--cluster does not drive --pubsub", false;
+  if (!c.ycsb.empty()) {
+    const auto w = bench::ycsb::workload_by_name(c.ycsb);
+    if (!w) return *error = "unknown --workload '" + c.ycsb + "' (ycsb-a … ycsb-f)", false;
+    if (!c.commands.empty()) return *error = "--workload replaces --command/--ratio", false;
+    if (c.pubsub) return *error = "--workload and --pubsub exclude each other", false;
+    if (c.cluster && (w->insert > 0 || w->scan > 0))
+      return *error =
+                 "--cluster runs ycsb-a, b, c and f: the inserts of d and e write the scan "
+                 "index, one sorted set on one node",
+             false;
+  }
   return true;
 }
 
@@ -568,14 +757,25 @@ bool is_sustained(double achieved, double target, double threshold) {
 }
 
 bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* result,
-              std::string* error, const std::function<void(const IntervalReport&)>& progress) {
-  if (!validate(cfg, rate, error)) return false;
+              std::string* error, const std::function<void(const IntervalReport&)>& progress,
+              StartError* why) {
+  StartError ignored;
+  if (!why) why = &ignored;
+  *why = StartError::kNone;
+  if (!validate(cfg, rate, error)) return *why = StartError::kConfig, false;
   const Workload workload(cfg);
   Shared sh(cfg, workload, rate);
+  SlotMap map;
+  if (cfg.cluster) {
+    if (!fetch_slot_map(cfg.host, cfg.port, cfg.password, cfg.connect_timeout_s, &map, error))
+      return *why = StartError::kConnection, false;
+    sh.slot_map = &map;
+  }
   sh.senders = cfg.pubsub ? cfg.publishers : cfg.threads * cfg.connections;
   sh.requests_mode = cfg.requests > 0;
   *result = StepResult{};
   result->target_rate = rate;
+  result->cluster_nodes = static_cast<unsigned>(map.nodes.size());
   sh.result = result;
   const double warmup = sh.requests_mode ? 0.0 : cfg.warmup_s;
   if (progress) {
@@ -595,8 +795,12 @@ bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* res
       ok = false;
       sh.abort = true;
       *error = sh.error;
+      *why = sh.connection_failed ? StartError::kConnection : StartError::kConfig;
     }
     sh.t_start = now_ns() + 10 * 1000000;  // every thread starts from the same instant
+    result->start_epoch_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() +
+        0.010;
     sh.measure_start = sh.t_start + static_cast<std::int64_t>(warmup * 1e9);
     // With --requests the duration is a cap, so a stalled server cannot hold the run forever.
     sh.t_end = sh.measure_start + static_cast<std::int64_t>(cfg.duration_s * 1e9);
@@ -615,14 +819,26 @@ bool run_step(const LoadConfig& cfg, std::optional<double> rate, StepResult* res
   return true;
 }
 
-bool prefill(const LoadConfig& config, std::string* error) {
+bool prefill(const LoadConfig& config, std::string* error, StartError* why) {
+  StartError ignored;
+  if (!why) why = &ignored;
+  *why = StartError::kConfig;
   LoadConfig c = config;
   if (!validate(c, std::nullopt, error)) return false;
   const Workload workload(c);
-  Connection conn;
-  if (!conn.connect(c.host, c.port, c.connect_timeout_s, error)) return false;
-  std::string auth_error;
-  if (!c.password.empty()) {
+  *why = StartError::kConnection;
+  // One connection per node (one in all when not a cluster); each key goes to its slot's node.
+  SlotMap map;
+  if (c.cluster && !fetch_slot_map(c.host, c.port, c.password, c.connect_timeout_s, &map, error))
+    return false;
+  std::vector<Connection> conns(c.cluster ? map.nodes.size() : 1);
+  for (std::size_t n = 0; n < conns.size(); ++n) {
+    Connection& conn = conns[n];
+    const std::string& host = c.cluster ? map.nodes[n].host : c.host;
+    if (!conn.connect(host, c.cluster ? map.nodes[n].port : c.port, c.connect_timeout_s, error))
+      return false;
+    if (c.password.empty()) continue;
+    std::string auth_error;
     conn.out() =
         "*2\r\n$4\r\nAUTH\r\n$" + std::to_string(c.password.size()) + "\r\n" + c.password + "\r\n";
     if (!conn.roundtrip(1, c.connect_timeout_s, error, [&](const ReplyState& r) {
@@ -633,14 +849,30 @@ bool prefill(const LoadConfig& config, std::string* error) {
   }
   constexpr std::uint64_t kBatch = 256;
   std::string first_error;
+  std::vector<std::size_t> due(conns.size());
   for (std::uint64_t k = 0; k < c.keys; k += kBatch) {
     const std::uint64_t n = std::min(kBatch, c.keys - k);
-    for (std::uint64_t i = 0; i < n; ++i) workload.append_set(k + i, conn.out());
-    if (!conn.roundtrip(n, 30, error, [&](const ReplyState& r) {
-          if (r.error && first_error.empty()) first_error = r.error_text;
-        }))
-      return false;
-    if (!first_error.empty()) return *error = "prefill: server replied " + first_error, false;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::size_t node = 0;
+      if (c.cluster) {
+        const std::uint16_t o = map.owner[key_slot(workload.load_key(k + i))];
+        node = o == kNoNode ? 0 : o;
+      }
+      // A cluster keeps YCSB's scan index on another node than the record: no index there.
+      due[node] += workload.append_set(k + i, conns[node].out(), !c.cluster);
+    }
+    for (std::size_t node = 0; node < conns.size(); ++node) {
+      if (due[node] == 0) continue;
+      if (!conns[node].roundtrip(due[node], 30, error, [&](const ReplyState& r) {
+            if (r.error && first_error.empty()) first_error = r.error_text;
+          }))
+        return false;
+      due[node] = 0;
+    }
+    if (!first_error.empty()) {
+      *why = StartError::kNone;  // the server answered, with an error
+      return *error = "prefill: server replied " + first_error, false;
+    }
   }
   return true;
 }

@@ -50,6 +50,8 @@ class Histogram {
   void reset();
 
   std::uint64_t count() const { return total_; }
+  // REQUIRES: index < kBucketCount.
+  std::uint64_t count_at(std::size_t index) const { return counts_[index]; }
   std::uint64_t saturated() const { return saturated_; }
   std::int64_t min() const { return total_ ? static_cast<std::int64_t>(min_) : 0; }
   std::int64_t max() const { return static_cast<std::int64_t>(max_); }

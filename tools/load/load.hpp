@@ -70,6 +70,15 @@ struct LoadConfig {
   double sustain_threshold = 0.97;  // the seed's rule: achieved >= 97% of the target
   double connect_timeout_s = 5;
   std::uint64_t seed = 1;
+  // Redis Cluster: host:port is any node; the slot map is read from it, each sender keeps one
+  // connection per node, requests go to their key's node and follow MOVED and ASK.
+  bool cluster = false;
+  // YCSB core workload over RESP ("ycsb-a" … "ycsb-f"; empty = the templates above): records are
+  // hashes of field0..field9 (YCSB's Redis binding), keys 0 .. keys-1 form the load phase
+  // (--prefill), the run's inserts continue the sequence. See tools/load/README.md.
+  std::string ycsb;
+  // Records the run phase may insert (widens the scrambled Zipfian as YCSB's expectednewkeys).
+  std::uint64_t ycsb_expected_inserts = 0;
 
   // Pub/sub latency mode: publishers and subscribers on their own connections.
   bool pubsub = false;
@@ -89,6 +98,9 @@ struct IntervalReport {
   std::uint64_t completed = 0;
   std::uint64_t errors = 0;
   double p50_us = 0, p99_us = 0;
+  // This second's latencies (from the intended send time), merged over the threads; valid only
+  // during the callback. The interval log (--hdr-log) is written from it.
+  const Histogram* histogram = nullptr;
 };
 
 struct StepResult {
@@ -97,11 +109,26 @@ struct StepResult {
   double served_rate = 0;             // answered slots of the measured schedule / window
   bool sustained = true;              // both rates >= sustain_threshold * target (open loop)
   double window_s = 0;
+  double start_epoch_s = 0;  // wall-clock start of the step (warmup included), seconds since epoch
   std::uint64_t requests = 0;  // replies recorded (intended send inside the window)
   std::uint64_t error_replies = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t disconnects = 0;
   std::uint64_t unsent = 0;
+  // Reads (requests whose last command is a read, see workload.hpp) in the measured window: a
+  // nil or empty reply is a miss. A GET benchmark on an empty keyspace is all misses.
+  std::uint64_t hits = 0, misses = 0;
+  // Every reply received, warmup included (the denominator of the error ratio).
+  std::uint64_t replies = 0;
+  // The server closed connections: requests sent on them and never answered, plus (open loop)
+  // the slots that fell due on them afterwards. first_disconnect_s counts from the start of the
+  // step (warmup included); negative when no connection was closed.
+  std::uint64_t lost_requests = 0;
+  double first_disconnect_s = -1;
+  // Cluster mode: redirections followed (MOVED updates the map; ASK sends one request on after
+  // ASKING) and the nodes of the initial slot map.
+  std::uint64_t moved = 0, asks = 0;
+  unsigned cluster_nodes = 0;
   Histogram latency;  // from intended send (open loop) / actual send (closed loop)
   Histogram service;  // from actual send
   // Open loop: actual - intended send time. Large values with a small service time mean the
@@ -115,17 +142,24 @@ struct StepResult {
   std::uint64_t lost() const { return promised > delivered ? promised - delivered : 0; }
 };
 
+// Why a run could not start: a bad configuration (a usage error) or a server that could not be
+// reached or refused the set-up (connect, AUTH, SUBSCRIBE).
+enum class StartError { kNone, kConfig, kConnection };
+
 // Runs one step. rate: total requests (or publishes) per second; nullopt = closed loop.
 // progress (optional) is called once per second of the run, from a generator thread.
-// Returns false with *error set when the run could not start (connect, AUTH, bad config).
+// Returns false with *error set when the run could not start (connect, AUTH, bad config);
+// *why (optional) then tells which.
 bool run_step(const LoadConfig& config, std::optional<double> rate, StepResult* result,
-              std::string* error, const std::function<void(const IntervalReport&)>& progress = {});
+              std::string* error, const std::function<void(const IntervalReport&)>& progress = {},
+              StartError* why = nullptr);
 
 // The seed's rule: sustained when achieved >= threshold * target (threshold 0.97).
 bool is_sustained(double achieved, double target, double threshold);
 
-// SETs every key once (keys 0..keys-1, pipelined, closed loop). False with *error on failure.
-bool prefill(const LoadConfig& config, std::string* error);
+// SETs every key once (keys 0..keys-1, pipelined, closed loop). False with *error on failure;
+// *why (optional) tells a connection failure from an error reply or a bad configuration.
+bool prefill(const LoadConfig& config, std::string* error, StartError* why = nullptr);
 
 // INFO <section> from the server, parsed into field -> value. False with *error on failure.
 bool fetch_info(const LoadConfig& config, const std::string& section,

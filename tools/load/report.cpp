@@ -10,6 +10,7 @@
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
 #include "structures/common/json.hpp"
+#include "tools/load/hdr_format.hpp"
 
 namespace kvlab::load {
 namespace {
@@ -102,10 +103,14 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
                        ? "latency from the intended send time (coordinated omission corrected); "
                          "milliseconds\n"
                        : "closed loop: latency = service time; milliseconds\n");
+  bool reads = false;
+  for (const auto& s : steps) reads = reads || s.hits + s.misses > 0;
   out += pad("target/s", 10) + pad("achieved/s", 22) + pad("p50", 9) + pad("p90", 9) +
          pad("p99", 9) + pad("p99.9", 9) + pad("max", 10) + pad("errors", 8) +
          (pubsub ? pad("lost", 8) : pad("unsent", 8)) +
-         (m.mode == "open-loop" ? pad("served/s", 11) : "") + "\n";
+         (m.mode == "open-loop" ? pad("served/s", 11) : "") +
+         (reads ? pad("hits/s", 11) + pad("misses/s", 11) : "") +
+         (m.cluster ? pad("MOVED", 8) + pad("ASK", 8) : "") + "\n";
   for (const auto& s : steps) {
     const LatencySummary l = summarize_us(s.latency);
     std::string target = s.target_rate ? grouped(*s.target_rate) : "closed";
@@ -119,8 +124,15 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
     }
     out += pad(std::to_string(s.errors()), 8) +
            pad(std::to_string(pubsub ? s.lost() : s.unsent), 8) +
-           (m.mode == "open-loop" ? pad(grouped(s.served_rate), 11) : "") + "\n";
+           (m.mode == "open-loop" ? pad(grouped(s.served_rate), 11) : "");
+    if (reads) {
+      out += pad(grouped(static_cast<double>(s.hits) / s.window_s), 11) +
+             pad(grouped(static_cast<double>(s.misses) / s.window_s), 11);
+    }
+    if (m.cluster) out += pad(std::to_string(s.moved), 8) + pad(std::to_string(s.asks), 8);
+    out += "\n";
   }
+  for (const auto& n : m.table_notes) out += n + "\n";
   if (m.mode != "closed-loop") {
     out += "NS = not sustained: achieved (or served) < " + num(m.sustain_threshold * 100, 0) +
            "% of the target; its latency is not reported.\n";
@@ -129,7 +141,8 @@ std::string format_table(const Manifest& m, const std::vector<StepResult>& steps
 }
 
 std::string format_json(const Manifest& m, const std::vector<StepResult>& steps) {
-  std::string o = "{\n  \"manifest\": {\n";
+  std::string o = "{\n  \"status\": {\"exit_code\": " + std::to_string(m.status.exit_code) +
+                  ", \"reason\": " + json_string(m.status.reason) + "},\n  \"manifest\": {\n";
   o += "    \"kvlab_version\": " + json_string(m.kvlab_version) + ",\n";
   o += "    \"git_sha\": " + json_string(m.git_sha) + ",\n";
   o += "    \"date\": " + json_string(m.date) + ",\n";
@@ -146,6 +159,7 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
   for (std::size_t i = 0; i < m.args.size(); ++i) o += (i ? ", " : "") + json_string(m.args[i]);
   o += "],\n";
   o += "    \"mode\": " + json_string(m.mode) + ",\n";
+  o += "    \"cluster\": " + std::string(m.cluster ? "true" : "false") + ",\n";
   o += "    \"workload\": " + json_string(m.workload) + ",\n";
   o += "    \"threads\": " + std::to_string(m.threads) +
        ", \"connections_per_thread\": " + std::to_string(m.connections) +
@@ -169,9 +183,25 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
          ", \"timeouts\": " + std::to_string(s.timeouts) +
          ", \"disconnects\": " + std::to_string(s.disconnects) + "}";
     o += ", \"unsent\": " + std::to_string(s.unsent);
+    o += ", \"hits\": " + std::to_string(s.hits) + ", \"misses\": " + std::to_string(s.misses);
+    o += ", \"hits_per_s\": " + num(static_cast<double>(s.hits) / s.window_s, 1) +
+         ", \"misses_per_s\": " + num(static_cast<double>(s.misses) / s.window_s, 1);
+    o += ", \"replies\": " + std::to_string(s.replies);
+    o += ", \"lost_requests\": " + std::to_string(s.lost_requests);
+    o += ", \"first_disconnect_s\": " +
+         (s.first_disconnect_s < 0 ? std::string("null") : num(s.first_disconnect_s, 3));
     o += ", \"window_s\": " + num(s.window_s, 3);
+    if (m.cluster) {
+      o += ", \"cluster\": {\"nodes\": " + std::to_string(s.cluster_nodes) +
+           ", \"moved\": " + std::to_string(s.moved) + ", \"ask\": " + std::to_string(s.asks) + "}";
+    }
     o += ",\n     \"latency_us\": " + summary_json(summarize_us(s.latency));
     o += ",\n     \"service_us\": " + summary_json(summarize_us(s.service));
+    // The whole corrected histogram, HdrHistogram's compressed encoding: runs merge exactly.
+    if (hdr_log_supported())
+      o += ",\n     \"latency_hdr\": " + json_string(encode_compressed_base64(s.latency));
+    if (i < m.step_json_extras.size() && !m.step_json_extras[i].empty())
+      o += ",\n     " + m.step_json_extras[i];
     if (s.target_rate) o += ",\n     \"send_lag_us\": " + summary_json(summarize_us(s.send_lag));
     if (m.mode == "pubsub") {
       o += ",\n     \"pubsub\": {\"published\": " + std::to_string(s.published) +
@@ -190,7 +220,8 @@ std::string format_csv(const Manifest& m, const std::vector<StepResult>& steps) 
       "target_rate,achieved_rate,served_rate,sustained,requests,errors,error_replies,timeouts,"
       "disconnects,"
       "unsent,p50_us,p90_us,p99_us,p999_us,p9999_us,max_us,mean_us,svc_p50_us,svc_p99_us,"
-      "svc_p999_us,svc_max_us,published,delivered,lost,kvlab_version,git_sha,mode\n";
+      "svc_p999_us,svc_max_us,published,delivered,lost,hits,misses,lost_requests,moved,ask,"
+      "kvlab_version,git_sha,mode\n";
   for (const auto& s : steps) {
     const LatencySummary l = summarize_us(s.latency), v = summarize_us(s.service);
     o += (s.target_rate ? num(*s.target_rate, 1) : std::string()) + "," + num(s.achieved_rate, 1) +
@@ -201,7 +232,9 @@ std::string format_csv(const Manifest& m, const std::vector<StepResult>& steps) 
          num(l.p90) + "," + num(l.p99) + "," + num(l.p999) + "," + num(l.p9999) + "," + num(l.max) +
          "," + num(l.mean) + "," + num(v.p50) + "," + num(v.p99) + "," + num(v.p999) + "," +
          num(v.max) + "," + std::to_string(s.published) + "," + std::to_string(s.delivered) + "," +
-         std::to_string(s.lost()) + "," + m.kvlab_version + "," + m.git_sha + "," + m.mode + "\n";
+         std::to_string(s.lost()) + "," + std::to_string(s.hits) + "," + std::to_string(s.misses) +
+         "," + std::to_string(s.lost_requests) + "," + m.kvlab_version + "," + m.git_sha + "," +
+         m.mode + "\n";
   }
   return o;
 }

@@ -14,6 +14,12 @@
 
 namespace kvlab::load {
 
+// The verdict of a run, as the exit status says it (tools/load/README.md lists the codes).
+struct RunStatus {
+  int exit_code = 0;
+  std::string reason;  // empty when exit_code == 0
+};
+
 struct Manifest {
   std::string kvlab_version, git_sha, date, host, cpu_model;
   std::string target_host;
@@ -27,6 +33,12 @@ struct Manifest {
   std::vector<std::string> thread_cpus;  // per generator thread, CPU list ("" = unpinned)
   unsigned threads = 0, connections = 0, pipeline = 0;
   double sustain_threshold = 0.97;
+  bool cluster = false;  // --cluster: redirections are reported
+  RunStatus status;
+  // Per step, extra JSON members ("name": value, without braces; may be empty) and table lines
+  // that the CLI adds (the server's perf events, --server-counters).
+  std::vector<std::string> step_json_extras;
+  std::vector<std::string> table_notes;
 };
 
 // Fills version, date (UTC, ISO 8601), host name and CPU model.

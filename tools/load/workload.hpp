@@ -5,11 +5,20 @@
 // each connection owns its KeyStream (RNG state, sequential cursor).
 #pragma once
 
+#include <hiredis/read.h>
+
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "tools/bench/ycsb.hpp"
 #include "tools/load/load.hpp"
 
 namespace kvlab::load {
@@ -46,8 +55,23 @@ struct Rng {
 struct Pending {
   std::int64_t intended_ns;
   std::int64_t sent_ns;
-  unsigned replies = 1;  // replies still due
+  unsigned replies = 1;      // replies still due
+  bool read = false;         // its last command is a read: a nil or empty reply is a miss
+  std::string request = {};  // cluster mode, single commands: the bytes, to resend after MOVED/ASK
+  unsigned redirects = 0;
+  bool asking = false;            // sent after ASKING, whose +OK comes first
+  std::int64_t ycsb_insert = -1;  // the record a YCSB insert writes: acknowledged when answered
 };
+
+// Whether a command reads a key, so that its reply tells a hit from a miss: a nil reply or an
+// empty array (HGETALL, SMEMBERS, LRANGE of a missing key) is a miss. MGET and HMGET are not
+// counted: their reply holds one nil per missing key, not one verdict per request.
+bool is_read_command(std::string_view name);
+
+// Hit or miss of a read's reply. REQUIRES: the reply is not an error.
+inline bool reply_is_miss(int top_type, long long elements) {
+  return top_type == REDIS_REPLY_NIL || (top_type == REDIS_REPLY_ARRAY && elements == 0);
+}
 
 // Matches one reply to the oldest request in flight (RESP answers in order). Returns true, with
 // the request in *done, when the reply was that request's last; false while more are due.
@@ -57,7 +81,7 @@ inline bool complete_front(std::deque<Pending>& inflight, Pending* done) {
     --inflight.front().replies;
     return false;
   }
-  *done = inflight.front();
+  *done = std::move(inflight.front());
   inflight.pop_front();
   return true;
 }
@@ -69,16 +93,30 @@ class Workload {
 
   struct KeyStream {
     Rng rng{1};
-    std::uint64_t cursor = 0;   // sequential pattern
-    std::uint64_t counter = 0;  // picks the template by weight
+    std::uint64_t cursor = 0;                          // sequential pattern
+    std::uint64_t counter = 0;                         // picks the template by weight
+    std::unique_ptr<bench::ycsb::RequestStream> ycsb;  // --workload ycsb-X
   };
   KeyStream make_stream(std::uint64_t stream_index, std::uint64_t stream_count) const;
 
   // Appends one request (one or more RESP multibulk commands) to out; returns how many replies it
-  // asks for.
-  unsigned append_request(KeyStream& s, std::string& out) const;
-  // Appends SET key data for key number k (prefill).
-  void append_set(std::uint64_t k, std::string& out) const;
+  // asks for. *read (optional) tells whether the request's last command is a read; *slot
+  // (optional) is the cluster slot of its first key (-1 when it has none).
+  // *insert (optional) is the record a YCSB insert writes (-1 otherwise): pass it to
+  // acknowledge() when the request is answered.
+  unsigned append_request(KeyStream& s, std::string& out, bool* read = nullptr, int* slot = nullptr,
+                          std::int64_t* insert = nullptr) const;
+  // A YCSB insert was answered: records below the first unanswered one become readable.
+  void acknowledge(std::uint64_t record) const;
+  // The text of key number k (prefix + number).
+  std::string key_text(std::uint64_t k) const;
+  // Appends the load phase's write of key (record) number k: SET key data, or with YCSB the
+  // record's HSET of every field, and its ZADD to the scan index unless `index` is false.
+  // Returns the replies it asks for.
+  unsigned append_set(std::uint64_t k, std::string& out, bool index = true) const;
+  // The key that append_set(k) writes (what a cluster routes it by).
+  std::string load_key(std::uint64_t k) const;
+  bool ycsb() const { return ycsb_.has_value(); }
 
   std::uint64_t next_key(KeyStream& s) const;
 
@@ -93,8 +131,12 @@ class Workload {
     unsigned weight;
     unsigned replies;  // commands in the request
     unsigned keys;     // distinct key slots (1 + the highest __keyi__)
+    bool read;         // the last command is a read (is_read_command)
   };
   void append_key(std::uint64_t k, std::string& out) const;
+  unsigned append_ycsb(KeyStream& s, std::string& out, bool* read, int* slot,
+                       std::int64_t* insert) const;
+  void append_record(std::uint64_t n, std::string& out, bool index) const;
 
   const LoadConfig& config_;
   std::vector<Encoded> templates_;
@@ -102,6 +144,17 @@ class Workload {
   std::string data_segment_;
   // Zipf (Gray et al., "Quickly generating billion-record synthetic databases", SIGMOD 1994).
   double zipf_alpha_ = 0, zipf_zetan_ = 0, zipf_eta_ = 0, zipf_half_pow_ = 0;
+  // YCSB: the workload and the shared insert sequence (the next record number to insert).
+  // Relaxed is enough for next_insert_: it only hands out distinct numbers. Reads pick among the
+  // records below acked_limit_, the first record whose insert has not been answered (YCSB's
+  // acknowledged counter): a read never races the insert of its record. acked_limit_ is written
+  // under ack_mutex_ and read relaxed: a stale, lower limit only narrows the choice.
+  std::optional<bench::ycsb::Workload> ycsb_;
+  mutable std::atomic<std::uint64_t> next_insert_{0};
+  mutable std::atomic<std::uint64_t> acked_limit_{0};
+  mutable std::mutex ack_mutex_;
+  mutable std::set<std::uint64_t> acked_;  // answered inserts at or above acked_limit_
+  std::string field_value_;                // one field's bulk string (100 bytes)
 };
 
 }  // namespace kvlab::load
