@@ -766,15 +766,24 @@ constexpr InfoSection kInfoSections[] = {
     {"kvlab", "kvlab", true},
 };
 
+std::string random_hex_id() {
+  std::random_device rd;
+  std::string s;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; ++i) s += kHex[rd() % 16];
+  return s;
+}
+
 // A random 40-hex-digit id for this process, as Redis's run_id.
 const std::string& run_id() {
-  static const std::string id = [] {
-    std::random_device rd;
-    std::string s;
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (int i = 0; i < 40; ++i) s += kHex[rd() % 16];
-    return s;
-  }();
+  static const std::string id = random_hex_id();
+  return id;
+}
+
+// The replication id a Redis master without replicas reports (its own, random at start; the
+// secondary id all zeros).
+const std::string& repl_id() {
+  static const std::string id = random_hex_id();
   return id;
 }
 
@@ -897,7 +906,17 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "total_error_replies:" << t.errors << "\r\n"
         << "client_output_buffer_limit_disconnections:" << t.obuf_closes << "\r\n";
     } else if (n == "replication") {
-      o << "role:master\r\nconnected_slaves:0\r\n";
+      // A master that never had a replica, as Redis 7.0 reports one: no backlog, offset 0.
+      o << "role:master\r\nconnected_slaves:0\r\n"
+        << "master_failover_state:no-failover\r\n"
+        << "master_replid:" << repl_id() << "\r\n"
+        << "master_replid2:0000000000000000000000000000000000000000\r\n"
+        << "master_repl_offset:0\r\n"
+        << "second_repl_offset:-1\r\n"
+        << "repl_backlog_active:0\r\n"
+        << "repl_backlog_size:" << config_soft_value("repl-backlog-size") << "\r\n"
+        << "repl_backlog_first_byte_offset:0\r\n"
+        << "repl_backlog_histlen:0\r\n";
     } else if (n == "cpu") {
       struct rusage self {
       }, children{};

@@ -460,6 +460,30 @@ TEST_CASE("INFO has Redis 7.0's sections and field names") {
   CHECK(all.fields.at("connected_slaves") == "0");
 }
 
+TEST_CASE("INFO replication has the fields of a Redis 7.0 master without replicas") {
+  Client k(kvlab().port());
+  const Info rep = parse_info(k("INFO replication").str);
+  CHECK(rep.sections == std::vector<std::string>{"Replication"});
+  CHECK(rep.fields.at("master_failover_state") == "no-failover");
+  CHECK(rep.fields.at("master_replid").size() == 40);
+  CHECK(rep.fields.at("master_replid") != parse_info(k("INFO server").str).fields.at("run_id"));
+  CHECK(rep.fields.at("master_replid2") == std::string(40, '0'));
+  CHECK(rep.fields.at("master_repl_offset") == "0");
+  CHECK(rep.fields.at("second_repl_offset") == "-1");
+  CHECK(rep.fields.at("repl_backlog_size") ==
+        config_map(k, "repl-backlog-size").at("repl-backlog-size"));
+  if (redis().running()) {
+    Client r(redis().port());
+    const Info rrep = parse_info(r("INFO replication").str);
+    std::vector<std::string> rnames, knames;
+    for (const auto& [f, v] : rrep.fields) rnames.push_back(f);
+    for (const auto& [f, v] : rep.fields) knames.push_back(f);
+    CHECK(knames == rnames);
+    for (const auto& [f, v] : rrep.fields)
+      if (f != "master_replid") CHECK_MESSAGE(rep.fields.at(f) == v, f);
+  }
+}
+
 TEST_CASE("INFO commandstats and errorstats count a known sequence exactly as Redis") {
   const std::vector<std::vector<std::string>> seq = {{"CONFIG", "RESETSTAT"},
                                                      {"SET", "cs:a", "1"},
