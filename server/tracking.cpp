@@ -260,13 +260,22 @@ void tracking_note_flush() {
   t_tracking_pending = true;
 }
 
+namespace {
+
+// Turns the keys noted so far into messages in the outbox (delivered by tracking_flush()).
+void compute_noted(Server& server, std::uint64_t origin) {
+  ThreadState& t = t_state;
+  if (t.keys.empty() && !t.flushed) return;
+  server.tracking().invalidate(server, origin, t.keys, t.flushed);
+  t.keys.clear();
+  t.flushed = false;
+}
+
+}  // namespace
+
 void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
   ThreadState& t = t_state;
-  if (!t.keys.empty() || t.flushed) {
-    server.tracking().invalidate(server, origin, t.keys, t.flushed);
-    t.keys.clear();
-    t.flushed = false;
-  }
+  compute_noted(server, origin);
   t_tracking_pending = false;
   if (t.out.empty()) return;
   const unsigned n = server.num_workers();
@@ -333,6 +342,11 @@ void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd) {
   command_keys(cmd, ctx.argv, &idx);
   if (idx.empty()) return;
   for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  // A write earlier in the same EXEC or script is looked up before this read registers its keys,
+  // as Redis invalidates at the write: a key written and then read by one transaction stays
+  // tracked, with no message about the write that preceded the read. The messages still leave
+  // after the reply (tracking_flush(), which t_tracking_pending keeps scheduled).
+  if (t_tracking_pending) compute_noted(ctx.server, ctx.conn.id);
   ctx.server.tracking().remember(ctx.server, ctx.conn.id, keys);
 }
 

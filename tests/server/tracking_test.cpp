@@ -247,6 +247,29 @@ std::string errors_scenario(int port) {
 }
 
 // Default mode over RESP3: one push per key read, after the reply, then nothing until read again.
+// Writes and reads of one key inside one EXEC: a read after the write leaves the key tracked and
+// sends nothing about that write (Redis invalidates at the write, before the read registers); a
+// write after the read invalidates, after EXEC's reply.
+std::string exec_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  a.call({"HELLO", "3"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"MULTI"});
+  t += a.call({"SET", "k", "1"});
+  t += a.call({"GET", "k"});
+  t += a.call({"EXEC"});
+  t += "|exec " + a.drain(kQuietMs) + "|";
+  t += "|w " + w.call({"SET", "k", "2"});
+  t += "|a " + a.drain(kQuietMs) + "|";
+  t += a.call({"MULTI"});
+  t += a.call({"GET", "j"});
+  t += a.call({"SET", "j", "x"});
+  t += a.call({"EXEC"});
+  t += "|exec2 " + a.drain(kQuietMs) + "|";
+  return t;
+}
+
 std::string resp3_scenario(int port) {
   Conn a(port), w(port);
   std::string t;
@@ -399,6 +422,16 @@ TEST_CASE("A RESP3 tracking client gets one invalidate push per key it read, the
   kvtest::RedisProcess redis;
   if (!redis.running()) return;
   CHECK(mine == resp3_scenario(redis.port()));
+}
+
+TEST_CASE("A key written then read in one EXEC stays tracked, with no message about the write") {
+  const std::string mine = exec_scenario(server().port());
+  CHECK(mine.find("|exec |") != std::string::npos);
+  CHECK(mine.find("|a " + push_invalidate({"k"}) + "|") != std::string::npos);
+  CHECK(mine.find("|exec2 " + push_invalidate({"j"}) + "|") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == exec_scenario(redis.port()));
 }
 
 TEST_CASE("A RESP2 client redirects invalidations to a __redis__:invalidate subscriber") {
