@@ -672,6 +672,11 @@ void dispatch(CommandContext& ctx) {
       !ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
                                        ctx.now_ms)) {
     bool deny = (cmd->flags & kDenyOom) != 0;
+    // Queuing may take any amount of memory: inside MULTI every command but EXEC, DISCARD, QUIT
+    // and RESET is refused (Redis's processCommand), and EXEC then answers EXECABORT.
+    if (queuing && top->name != "exec" && top->name != "discard" && top->name != "quit" &&
+        top->name != "reset")
+      deny = true;
     if (top->name == "exec" && conn.tx != nullptr) {  // EXEC of a queued write, as Redis
       for (const auto& q : conn.tx->queued) {
         std::vector<std::string_view> argv(q.begin(), q.end());
@@ -680,12 +685,8 @@ void dispatch(CommandContext& ctx) {
       }
     }
     if (deny) {
-      if (top->name == "exec" && conn.tx != nullptr) {
-        reset_transaction_state(ctx);
-        ctx.reply.error(err::kOom);
-      } else {
-        reject(err::kOom);
-      }
+      // A refused EXEC discards the transaction and answers EXECABORT with the reason.
+      reject_top(top, err::kOom);
       return;
     }
   }
