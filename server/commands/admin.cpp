@@ -184,8 +184,14 @@ bool is_pubsub_client(const ClientInfo& c) {
          0;
 }
 
-std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
+// The calling connection's line shows its query buffer as it is now, holding the command being
+// run (Redis: qbuf=26 for a lone CLIENT LIST); other connections', as their worker last stored it
+// (after its batch of commands, when it has consumed them).
+std::string client_line(CommandContext& ctx, const ClientInfo& c) {
   // REQUIRES: the registry lock is held (name, lib_name, lib_ver).
+  const std::int64_t now_ms = ctx.now_ms;
+  const std::size_t qbuf =
+      &c == ctx.conn.info.get() ? ctx.conn.in.size() : c.qbuf.load(std::memory_order_relaxed);
   // Flags in Redis's order: P (pub/sub), b (blocked); N when none.
   char flags[4];
   char* f = flags;
@@ -205,9 +211,9 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
       static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
       static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle), flags,
       c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
-      c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
-      c.obuf.load(std::memory_order_relaxed), last_cmd_name(c),
-      c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
+      c.ssub.load(std::memory_order_relaxed), qbuf, c.obuf.load(std::memory_order_relaxed),
+      last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
+      c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -289,7 +295,7 @@ void client_list_cmd(CommandContext& ctx) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), c.id) == ids.end()) return;
       if (type == kNormal && is_pubsub_client(c)) return;
       if (type == kPubSubOnly && !is_pubsub_client(c)) return;
-      out += client_line(c, ctx.now_ms);
+      out += client_line(ctx, c);
     });
   }
   ctx.reply.verbatim("txt", out);
@@ -297,7 +303,7 @@ void client_list_cmd(CommandContext& ctx) {
 
 void client_info_cmd(CommandContext& ctx) {
   const std::string line =
-      ctx.server.clients().with_lock([&] { return client_line(*ctx.conn.info, ctx.now_ms); });
+      ctx.server.clients().with_lock([&] { return client_line(ctx, *ctx.conn.info); });
   ctx.reply.verbatim("txt", line);
 }
 
