@@ -55,6 +55,7 @@ enum ParamFlag : std::uint8_t {
   kProtected = 2,  // Redis refuses while enable-protected-configs is no (its default)
   kActs = 4,       // kvlab applies it
   kFixed = 8,      // kvlab's own value, not changeable at run time
+  kHidden = 16,    // Redis's HIDDEN_CONFIG: CONFIG GET lists it for its exact name, no pattern
 };
 
 // Validates `in` and writes its canonical form; false with *why (Redis's text) when invalid.
@@ -549,6 +550,13 @@ const Param kParams[] = {
      0,
      {},
      valid_percentiles},
+    // Redis's hidden parameters (debugging and test aids): no effect in kvlab.
+    {"use-exit-on-panic", "", T::kBool, kHidden, "no"},
+    {"lua-enable-deprecated-api", "", T::kBool, I | kHidden, "no"},
+    {"rdb-key-save-delay", "", T::kInt, kHidden, "0", kIntMin, kIntMax},
+    {"key-load-delay", "", T::kInt, kHidden, "0", kIntMin, kIntMax},
+    {"watchdog-period", "", T::kInt, kHidden, "0", 0, kIntMax},
+    {"loading-process-events-interval-bytes", "", T::kInt, kHidden, "2097152", 1024, kIntMax},
     // kvlab's own, fixed at start-up (command line).
     {"kvlab-backend", "", T::kString, I | kFixed, ""},
     {"kvlab-queue", "", T::kString, I | kFixed, ""},
@@ -849,6 +857,7 @@ void config_get_cmd(CommandContext& ctx) {
     for (std::size_t i = 0; i < kNumParams; ++i) {
       const Param& p = kParams[i];
       if (has_glob(pat)) {
+        if (p.flags & kHidden) continue;
         if (glob_match(pat, p.name, true)) add(i, false, p.name);
         if (!p.alias.empty() && glob_match(pat, p.alias, true)) add(i, true, p.alias);
       } else if (iequals(pat, p.name)) {

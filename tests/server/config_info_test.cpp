@@ -287,6 +287,32 @@ TEST_CASE("each no-effect parameter accepts exactly the values that Redis accept
   CHECK(config_map(k) == k_before);
 }
 
+TEST_CASE("hidden parameters answer to their exact name only, as in Redis") {
+  Client k(kvlab().port());
+  const std::vector<std::vector<std::string>> seq = {
+      {"CONFIG", "GET", "key-load-delay"},
+      {"CONFIG", "GET", "*load-delay*"},
+      {"CONFIG", "SET", "key-load-delay", "5"},
+      {"CONFIG", "GET", "KEY-LOAD-DELAY"},
+      {"CONFIG", "SET", "key-load-delay", "0"},
+      {"CONFIG", "GET", "rdb-key-save-delay"},
+      {"CONFIG", "SET", "watchdog-period", "-1"},
+      {"CONFIG", "GET", "loading-process-events-interval-bytes"},
+      {"CONFIG", "SET", "loading-process-events-interval-bytes", "10"},
+      {"CONFIG", "GET", "use-exit-on-panic"},
+      {"CONFIG", "SET", "lua-enable-deprecated-api", "no"}};
+  std::vector<std::string> mine;
+  for (const auto& c : seq) mine.push_back(describe(k.cmd(c)));
+  CHECK(mine[0] == "[$key-load-delay,$0,]");
+  CHECK(mine[1] == "[]");
+  CHECK(config_map(k).count("key-load-delay") == 0);
+  if (!redis().running()) return;
+  Client r(redis().port());
+  std::vector<std::string> theirs;
+  for (const auto& c : seq) theirs.push_back(describe(r.cmd(c)));
+  CHECK(mine == theirs);
+}
+
 TEST_CASE("CONFIG SET's error texts are Redis's") {
   Client k(kvlab().port());
   CHECK(k("CONFIG SET active-defrag-cycle-min 100").str ==
