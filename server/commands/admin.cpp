@@ -865,6 +865,11 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
       const std::size_t used = memory::used_bytes();
       const std::uint64_t maxmem = s.eviction().maxmemory();
+      // The zeros: eviction compares all of used_memory with maxmemory (Redis leaves out replica
+      // and AOF buffers, which kvlab does not have); there is no active defrag; there is no
+      // lazy-free thread: UNLINK and FLUSHALL/FLUSHDB ASYNC run as DEL and FLUSHALL do (a value
+      // goes when its last reference does, the keyspace's entries through the backend's
+      // reclamation, INFO kvlab), so no lazy-free job is ever pending or done.
       o << "used_memory:" << used << "\r\n"
         << "used_memory_human:" << human_bytes(used) << "\r\n"
         << "used_memory_rss:" << rss << "\r\n"
@@ -872,7 +877,11 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "maxmemory:" << maxmem << "\r\n"
         << "maxmemory_human:" << human_bytes(maxmem) << "\r\n"
         << "maxmemory_policy:" << evict_policy_name(s.eviction().policy()) << "\r\n"
+        << "mem_not_counted_for_evict:0\r\n"
         << "mem_allocator:" KVLAB_SERVER_MALLOC "\r\n"
+        << "active_defrag_running:0\r\n"
+        << "lazyfree_pending_objects:0\r\n"
+        << "lazyfreed_objects:0\r\n"
         << "kvlab_eviction_tracked_keys:" << s.eviction().tracked_keys() << "\r\n"
         << "kvlab_eviction_queue:" << s.eviction().queue_name() << "\r\n";
     } else if (n == "persistence") {
