@@ -583,6 +583,11 @@ std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const 
 }
 }  // namespace
 
+namespace {
+// Whether Redis 7.0 flags the top-level command no_multi (refused while queuing a transaction).
+bool redis_no_multi(std::string_view name);
+}  // namespace
+
 void dispatch(CommandContext& ctx) {
   Connection& conn = ctx.conn;
   const bool queuing = conn.tx != nullptr && !conn.in_exec;
@@ -623,6 +628,11 @@ void dispatch(CommandContext& ctx) {
   }
   if (!conn.authenticated && !(cmd->flags & kNoAuth)) {
     reject_top(top, err::kNoAuth);
+    return;
+  }
+  // SHUTDOWN (Redis's no_multi commands) cannot be queued; the transaction then aborts.
+  if (queuing && redis_no_multi(top->name)) {
+    reject("ERR Command not allowed inside a transaction");
     return;
   }
   if (conn.subscribed()) {
@@ -773,6 +783,10 @@ std::uint32_t redis_flags(std::string_view name) {
   for (const auto& [n, f] : kRedisFlags)
     if (n == name) return f;
   return 0;
+}
+
+bool redis_no_multi(std::string_view name) {
+  return (redis_flags(name) & kNoMultiF) != 0;
 }
 
 // The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,
