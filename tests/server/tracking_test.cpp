@@ -493,6 +493,33 @@ TEST_CASE("INFO counts tracking clients, keys, items and prefixes; the table is 
   CHECK(info_field(w, "stats", "tracking_total_prefixes") == "0");
 }
 
+// A client that tracked a key leaves; its table entry stays (lazily dropped) until a FLUSHALL,
+// which reclaims it although nobody tracks any more.
+std::string flush_scenario(int port) {
+  Conn w(port);
+  std::string t;
+  w.call({"FLUSHALL"});
+  {
+    Conn a(port);
+    t += a.call({"CLIENT", "TRACKING", "on"});
+    t += a.call({"GET", "fk"});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  t += "|keys " + info_field(w, "stats", "tracking_total_keys");
+  t += "|flush " + w.call({"FLUSHALL"});
+  t += "|keys " + info_field(w, "stats", "tracking_total_keys");
+  return t;
+}
+
+TEST_CASE("FLUSHALL empties the tracking table also when no client tracks any more") {
+  const std::string mine = flush_scenario(server().port());
+  CHECK(mine.find("|keys 1|") != std::string::npos);
+  CHECK(mine.find("+OK\r\n|keys 0") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == flush_scenario(redis.port()));
+}
+
 // Property: writers on several workers modify keys while a RESP3 tracking reader caches every
 // value it reads and drops a key on its invalidation push. After quiescence, every value left in
 // the reader's cache equals the key's current value: every key written after the reader read it
