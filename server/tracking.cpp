@@ -207,11 +207,21 @@ void TrackingRegistry::remember(Server& server, std::uint64_t id,
     ids.push_back(id);
     ++items_;
   }
-  // The bound: invalidate keys until the table fits (Redis picks random keys; any will do).
+  evict_to_bound_locked(server, max);
+}
+
+void TrackingRegistry::evict_to_bound_locked(Server& server, std::int64_t max) {
+  // Invalidate keys until the table fits (Redis picks random keys; any will do).
   while (max > 0 && table_.size() > static_cast<std::size_t>(max)) {
     const std::string victim = table_.begin()->first;
     invalidate_key_locked(server, 0, victim);
   }
+}
+
+void TrackingRegistry::enforce_bound(Server& server) {
+  const std::int64_t max = g_max_keys.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  evict_to_bound_locked(server, max);
 }
 
 void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,

@@ -816,7 +816,10 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
     // The tracking table's bound (tracking.hpp).
-    if (n == "tracking-table-max-keys") set_tracking_max_keys(std::stoll(v));
+    if (n == "tracking-table-max-keys") {
+      set_tracking_max_keys(std::stoll(v));
+      s.tracking().enforce_bound(s);  // its messages leave after the reply (tracking_flush)
+    }
     // The slow log and the latency monitor (monitor.hpp).
     if (n == "slowlog-log-slower-than") set_slowlog_slower_than(std::stoll(v));
     if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));
