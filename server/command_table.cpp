@@ -677,10 +677,16 @@ void dispatch(CommandContext& ctx) {
   ctx.top_level = nested == 0 && !conn.in_exec;
   // While clients are paused the dataset stays as it is: no eviction, and so no OOM refusal
   // (Redis 7.0: performEvictions answers EVICT_OK during a pause).
+  bool room = true;
   if (nested == 0 && !conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
-      ctx.server.paused(ctx.now_ms) == Server::kPauseNone &&
-      !ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
-                                       ctx.now_ms)) {
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone) {
+    room = ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
+                                           ctx.now_ms);
+    // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
+    // evicts before it runs the command (no client modified them: no NOLOOP origin).
+    if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
+  }
+  if (!room) {
     bool deny = (cmd->flags & kDenyOom) != 0;
     // Queuing may take any amount of memory: inside MULTI every command but EXEC, DISCARD, QUIT
     // and RESET is refused (Redis's processCommand), and EXEC then answers EXECABORT.

@@ -497,6 +497,33 @@ TEST_CASE("INFO counts tracking clients, keys, items and prefixes; the table is 
   CHECK(info_field(w, "stats", "tracking_total_prefixes") == "0");
 }
 
+// A tracked key that eviction removes to make room for a command is invalidated before that
+// command's reply.
+std::string eviction_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  w.call({"FLUSHALL"});
+  a.call({"HELLO", "3"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"SETEX", "volatile-key", "10000", "x"});
+  t += a.call({"GET", "volatile-key"});
+  t += w.call({"CONFIG", "SET", "maxmemory-policy", "volatile-random"});
+  t += w.call({"CONFIG", "SET", "maxmemory", "1"});
+  a.send({"GET", "other"});
+  t += "|a " + a.drain(kQuietMs) + "|";
+  t += w.call({"CONFIG", "SET", "maxmemory", "0"});
+  t += w.call({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  return t;
+}
+
+TEST_CASE("A tracked key evicted to make room is invalidated before the command's reply") {
+  const std::string mine = eviction_scenario(server().port());
+  CHECK(mine.find("|a " + push_invalidate({"volatile-key"}) + "_\r\n|") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == eviction_scenario(redis.port()));
+}
+
 // The number of invalidate pushes a client gets when another lowers the table's bound below the
 // keys it tracks (which keys go is the server's choice).
 int lowered_bound_pushes(int port) {
