@@ -583,6 +583,11 @@ std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const 
 }
 }  // namespace
 
+namespace {
+// Whether Redis 7.0 flags the top-level command no_multi (refused while queuing a transaction).
+bool redis_no_multi(std::string_view name);
+}  // namespace
+
 void dispatch(CommandContext& ctx) {
   Connection& conn = ctx.conn;
   const bool queuing = conn.tx != nullptr && !conn.in_exec;
@@ -623,6 +628,11 @@ void dispatch(CommandContext& ctx) {
   }
   if (!conn.authenticated && !(cmd->flags & kNoAuth)) {
     reject_top(top, err::kNoAuth);
+    return;
+  }
+  // SHUTDOWN (Redis's no_multi commands) cannot be queued; the transaction then aborts.
+  if (queuing && redis_no_multi(top->name)) {
+    reject("ERR Command not allowed inside a transaction");
     return;
   }
   if (conn.subscribed()) {
@@ -667,11 +677,22 @@ void dispatch(CommandContext& ctx) {
   ctx.top_level = nested == 0 && !conn.in_exec;
   // While clients are paused the dataset stays as it is: no eviction, and so no OOM refusal
   // (Redis 7.0: performEvictions answers EVICT_OK during a pause).
+  bool room = true;
   if (nested == 0 && !conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
-      ctx.server.paused(ctx.now_ms) == Server::kPauseNone &&
-      !ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
-                                       ctx.now_ms)) {
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone) {
+    room = ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
+                                           ctx.now_ms);
+    // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
+    // evicts before it runs the command (no client modified them: no NOLOOP origin).
+    if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
+  }
+  if (!room) {
     bool deny = (cmd->flags & kDenyOom) != 0;
+    // Queuing may take any amount of memory: inside MULTI every command but EXEC, DISCARD, QUIT
+    // and RESET is refused (Redis's processCommand), and EXEC then answers EXECABORT.
+    if (queuing && top->name != "exec" && top->name != "discard" && top->name != "quit" &&
+        top->name != "reset")
+      deny = true;
     if (top->name == "exec" && conn.tx != nullptr) {  // EXEC of a queued write, as Redis
       for (const auto& q : conn.tx->queued) {
         std::vector<std::string_view> argv(q.begin(), q.end());
@@ -680,12 +701,8 @@ void dispatch(CommandContext& ctx) {
       }
     }
     if (deny) {
-      if (top->name == "exec" && conn.tx != nullptr) {
-        reset_transaction_state(ctx);
-        ctx.reply.error(err::kOom);
-      } else {
-        reject(err::kOom);
-      }
+      // A refused EXEC discards the transaction and answers EXECABORT with the reason.
+      reject_top(top, err::kOom);
       return;
     }
   }
@@ -773,6 +790,10 @@ std::uint32_t redis_flags(std::string_view name) {
   for (const auto& [n, f] : kRedisFlags)
     if (n == name) return f;
   return 0;
+}
+
+bool redis_no_multi(std::string_view name) {
+  return (redis_flags(name) & kNoMultiF) != 0;
 }
 
 // The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,

@@ -207,11 +207,21 @@ void TrackingRegistry::remember(Server& server, std::uint64_t id,
     ids.push_back(id);
     ++items_;
   }
-  // The bound: invalidate keys until the table fits (Redis picks random keys; any will do).
+  evict_to_bound_locked(server, max);
+}
+
+void TrackingRegistry::evict_to_bound_locked(Server& server, std::int64_t max) {
+  // Invalidate keys until the table fits (Redis picks random keys; any will do).
   while (max > 0 && table_.size() > static_cast<std::size_t>(max)) {
     const std::string victim = table_.begin()->first;
     invalidate_key_locked(server, 0, victim);
   }
+}
+
+void TrackingRegistry::enforce_bound(Server& server) {
+  const std::int64_t max = g_max_keys.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  evict_to_bound_locked(server, max);
 }
 
 void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
@@ -260,13 +270,22 @@ void tracking_note_flush() {
   t_tracking_pending = true;
 }
 
+namespace {
+
+// Turns the keys noted so far into messages in the outbox (delivered by tracking_flush()).
+void compute_noted(Server& server, std::uint64_t origin) {
+  ThreadState& t = t_state;
+  if (t.keys.empty() && !t.flushed) return;
+  server.tracking().invalidate(server, origin, t.keys, t.flushed);
+  t.keys.clear();
+  t.flushed = false;
+}
+
+}  // namespace
+
 void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
   ThreadState& t = t_state;
-  if (!t.keys.empty() || t.flushed) {
-    server.tracking().invalidate(server, origin, t.keys, t.flushed);
-    t.keys.clear();
-    t.flushed = false;
-  }
+  compute_noted(server, origin);
   t_tracking_pending = false;
   if (t.out.empty()) return;
   const unsigned n = server.num_workers();
@@ -333,6 +352,11 @@ void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd) {
   command_keys(cmd, ctx.argv, &idx);
   if (idx.empty()) return;
   for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  // A write earlier in the same EXEC or script is looked up before this read registers its keys,
+  // as Redis invalidates at the write: a key written and then read by one transaction stays
+  // tracked, with no message about the write that preceded the read. The messages still leave
+  // after the reply (tracking_flush(), which t_tracking_pending keeps scheduled).
+  if (t_tracking_pending) compute_noted(ctx.server, ctx.conn.id);
   ctx.server.tracking().remember(ctx.server, ctx.conn.id, keys);
 }
 

@@ -12,9 +12,10 @@
 //            none were given) is sent, one message per (prefix, command) with that command's
 //            matching keys, sorted and without duplicates.
 //   flush    FLUSHALL/FLUSHDB send a null invalidation to every tracking client and empty the
-//   table. bound    the table holds at most tracking-table-max-keys keys (0: no bound); remembering
-//   one
-//            more evicts keys, invalidating them for their clients, as Redis does.
+//            table.
+//   bound    the table holds at most tracking-table-max-keys keys (0: no bound); remembering one
+//            more, or lowering the bound, evicts keys, invalidating them for their clients, as
+//            Redis does.
 //
 // Delivery: the thread that modified keys (or evicted them) computes the messages under the
 // registry's mutex *after* its command has replied (Worker::execute calls flush(); the expiry sweep
@@ -100,6 +101,9 @@ class TrackingRegistry {
 
   // Default mode: remembers that client `id` reads `keys` (before it reads them).
   void remember(Server& server, std::uint64_t id, std::span<const std::string_view> keys);
+  // CONFIG SET tracking-table-max-keys: evicts keys (invalidating them) until the table fits the
+  // new bound at once, as Redis's next event-loop iteration does, not at the next read.
+  void enforce_bound(Server& server);
 
   // INFO.
   std::size_t clients() const { return clients_.load(std::memory_order_relaxed); }
@@ -124,6 +128,8 @@ class TrackingRegistry {
   void send_locked(Server& server, std::uint64_t id, Client& c, std::string_view keys_resp);
   // REQUIRES: mu_. Removes key's entry and queues its invalidations.
   void invalidate_key_locked(Server& server, std::uint64_t origin, std::string_view key);
+  // REQUIRES: mu_. Invalidates keys until the table holds at most max (0: no bound).
+  void evict_to_bound_locked(Server& server, std::int64_t max);
 
   std::mutex mu_;
   std::unordered_map<std::uint64_t, Client> clients_map_;

@@ -184,8 +184,14 @@ bool is_pubsub_client(const ClientInfo& c) {
          0;
 }
 
-std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
+// The calling connection's line shows its query buffer as it is now, holding the command being
+// run (Redis: qbuf=26 for a lone CLIENT LIST); other connections', as their worker last stored it
+// (after its batch of commands, when it has consumed them).
+std::string client_line(CommandContext& ctx, const ClientInfo& c) {
   // REQUIRES: the registry lock is held (name, lib_name, lib_ver).
+  const std::int64_t now_ms = ctx.now_ms;
+  const std::size_t qbuf =
+      &c == ctx.conn.info.get() ? ctx.conn.in.size() : c.qbuf.load(std::memory_order_relaxed);
   // Flags in Redis's order: P (pub/sub), b (blocked); N when none.
   char flags[8];
   char* f = flags;
@@ -197,19 +203,18 @@ std::string client_line(const ClientInfo& c, std::int64_t now_ms) {
   const std::int64_t age = (now_ms - c.created_ms) / 1000;
   const std::int64_t idle = (now_ms - c.last_ms.load(std::memory_order_relaxed)) / 1000;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
-                "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-                "obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d "
-                "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
-                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd,
-                c.name.c_str(), static_cast<long long>(age),
-                static_cast<long long>(idle < 0 ? 0 : idle), flags,
-                c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
-                c.ssub.load(std::memory_order_relaxed), c.qbuf.load(std::memory_order_relaxed),
-                c.obuf.load(std::memory_order_relaxed), c.tot_mem.load(std::memory_order_relaxed),
-                last_cmd_name(c), c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(),
-                c.lib_ver.c_str(), c.worker);
+  std::snprintf(
+      buf, sizeof buf,
+      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%u "
+      "psub=%u ssub=%u multi=-1 qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+      "obl=0 oll=0 omem=%zu tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d "
+      "lib-name=%s lib-ver=%s kvlab-worker=%u\n",
+      static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
+      static_cast<long long>(age), static_cast<long long>(idle < 0 ? 0 : idle), flags,
+      c.sub.load(std::memory_order_relaxed), c.psub.load(std::memory_order_relaxed),
+      c.ssub.load(std::memory_order_relaxed), qbuf, c.obuf.load(std::memory_order_relaxed),
+      c.tot_mem.load(std::memory_order_relaxed), last_cmd_name(c),
+      c.resp.load(std::memory_order_relaxed), c.lib_name.c_str(), c.lib_ver.c_str(), c.worker);
   return buf;
 }
 
@@ -291,7 +296,7 @@ void client_list_cmd(CommandContext& ctx) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), c.id) == ids.end()) return;
       if (type == kNormal && is_pubsub_client(c)) return;
       if (type == kPubSubOnly && !is_pubsub_client(c)) return;
-      out += client_line(c, ctx.now_ms);
+      out += client_line(ctx, c);
     });
   }
   ctx.reply.verbatim("txt", out);
@@ -299,7 +304,7 @@ void client_list_cmd(CommandContext& ctx) {
 
 void client_info_cmd(CommandContext& ctx) {
   const std::string line =
-      ctx.server.clients().with_lock([&] { return client_line(*ctx.conn.info, ctx.now_ms); });
+      ctx.server.clients().with_lock([&] { return client_line(ctx, *ctx.conn.info); });
   ctx.reply.verbatim("txt", line);
 }
 
@@ -779,15 +784,24 @@ constexpr InfoSection kInfoSections[] = {
     {"kvlab", "kvlab", true},
 };
 
+std::string random_hex_id() {
+  std::random_device rd;
+  std::string s;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 40; ++i) s += kHex[rd() % 16];
+  return s;
+}
+
 // A random 40-hex-digit id for this process, as Redis's run_id.
 const std::string& run_id() {
-  static const std::string id = [] {
-    std::random_device rd;
-    std::string s;
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (int i = 0; i < 40; ++i) s += kHex[rd() % 16];
-    return s;
-  }();
+  static const std::string id = random_hex_id();
+  return id;
+}
+
+// The replication id a Redis master without replicas reports (its own, random at start; the
+// secondary id all zeros).
+const std::string& repl_id() {
+  static const std::string id = random_hex_id();
   return id;
 }
 
@@ -863,6 +877,11 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
       const std::size_t used = memory::used_bytes();
       const std::uint64_t maxmem = s.eviction().maxmemory();
+      // The zeros: eviction compares all of used_memory with maxmemory (Redis leaves out replica
+      // and AOF buffers, which kvlab does not have); there is no active defrag; there is no
+      // lazy-free thread: UNLINK and FLUSHALL/FLUSHDB ASYNC run as DEL and FLUSHALL do (a value
+      // goes when its last reference does, the keyspace's entries through the backend's
+      // reclamation, INFO kvlab), so no lazy-free job is ever pending or done.
       o << "used_memory:" << used << "\r\n"
         << "used_memory_human:" << human_bytes(used) << "\r\n"
         << "used_memory_rss:" << rss << "\r\n"
@@ -870,7 +889,11 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "maxmemory:" << maxmem << "\r\n"
         << "maxmemory_human:" << human_bytes(maxmem) << "\r\n"
         << "maxmemory_policy:" << evict_policy_name(s.eviction().policy()) << "\r\n"
+        << "mem_not_counted_for_evict:0\r\n"
         << "mem_allocator:" KVLAB_SERVER_MALLOC "\r\n"
+        << "active_defrag_running:0\r\n"
+        << "lazyfree_pending_objects:0\r\n"
+        << "lazyfreed_objects:0\r\n"
         << "kvlab_eviction_tracked_keys:" << s.eviction().tracked_keys() << "\r\n"
         << "kvlab_eviction_queue:" << s.eviction().queue_name() << "\r\n";
     } else if (n == "persistence") {
@@ -909,7 +932,17 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "unexpected_error_replies:0\r\n"
         << "total_error_replies:" << t.errors << "\r\n";
     } else if (n == "replication") {
-      o << "role:master\r\nconnected_slaves:0\r\n";
+      // A master that never had a replica, as Redis 7.0 reports one: no backlog, offset 0.
+      o << "role:master\r\nconnected_slaves:0\r\n"
+        << "master_failover_state:no-failover\r\n"
+        << "master_replid:" << repl_id() << "\r\n"
+        << "master_replid2:0000000000000000000000000000000000000000\r\n"
+        << "master_repl_offset:0\r\n"
+        << "second_repl_offset:-1\r\n"
+        << "repl_backlog_active:0\r\n"
+        << "repl_backlog_size:" << config_soft_value("repl-backlog-size") << "\r\n"
+        << "repl_backlog_first_byte_offset:0\r\n"
+        << "repl_backlog_histlen:0\r\n";
     } else if (n == "cpu") {
       struct rusage self {
       }, children{};

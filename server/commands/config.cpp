@@ -57,6 +57,7 @@ enum ParamFlag : std::uint8_t {
   kProtected = 2,  // Redis refuses while enable-protected-configs is no (its default)
   kActs = 4,       // kvlab applies it
   kFixed = 8,      // kvlab's own value, not changeable at run time
+  kHidden = 16,    // Redis's HIDDEN_CONFIG: CONFIG GET lists it for its exact name, no pattern
 };
 
 // Validates `in` and writes its canonical form; false with *why (Redis's text) when invalid.
@@ -551,6 +552,13 @@ const Param kParams[] = {
      0,
      {},
      valid_percentiles},
+    // Redis's hidden parameters (debugging and test aids): no effect in kvlab.
+    {"use-exit-on-panic", "", T::kBool, kHidden, "no"},
+    {"lua-enable-deprecated-api", "", T::kBool, I | kHidden, "no"},
+    {"rdb-key-save-delay", "", T::kInt, kHidden, "0", kIntMin, kIntMax},
+    {"key-load-delay", "", T::kInt, kHidden, "0", kIntMin, kIntMax},
+    {"watchdog-period", "", T::kInt, kHidden, "0", 0, kIntMax},
+    {"loading-process-events-interval-bytes", "", T::kInt, kHidden, "2097152", 1024, kIntMax},
     // kvlab's own, fixed at start-up (command line).
     {"kvlab-backend", "", T::kString, I | kFixed, ""},
     {"kvlab-queue", "", T::kString, I | kFixed, ""},
@@ -818,7 +826,10 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
     // The tracking table's bound (tracking.hpp).
-    if (n == "tracking-table-max-keys") set_tracking_max_keys(std::stoll(v));
+    if (n == "tracking-table-max-keys") {
+      set_tracking_max_keys(std::stoll(v));
+      s.tracking().enforce_bound(s);  // its messages leave after the reply (tracking_flush)
+    }
     // The slow log and the latency monitor (monitor.hpp).
     if (n == "slowlog-log-slower-than") set_slowlog_slower_than(std::stoll(v));
     if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));
@@ -863,6 +874,7 @@ void config_get_cmd(CommandContext& ctx) {
     for (std::size_t i = 0; i < kNumParams; ++i) {
       const Param& p = kParams[i];
       if (has_glob(glob)) {
+        if (p.flags & kHidden) continue;
         if (glob_match(glob, p.name, true)) add(i, false, p.name);
         if (!p.alias.empty() && glob_match(glob, p.alias, true)) add(i, true, p.alias);
       } else if (iequals(pat, p.name)) {

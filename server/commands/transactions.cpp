@@ -66,7 +66,9 @@ void Db::clear() {
   watches_.touch_all([&](const std::string& key) { return ks_.find(key, [](const Value&) {}); });
   ks_.clear();
   if (eviction_ != nullptr) eviction_->on_clear();
-  if (tracking_.active()) tracking_note_flush();
+  // Noted even when nobody tracks now: the table may still hold the keys of clients that have
+  // left (their entries go lazily), which a flush reclaims, as Redis's FLUSHALL does.
+  tracking_note_flush();
 }
 
 namespace {

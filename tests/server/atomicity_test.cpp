@@ -103,6 +103,19 @@ TEST_SUITE("server") {
     CHECK(c("GET x").str == "1");
   }
 
+  // Found by Redis 7.0.15's own suite (unit/multi, "MULTI with SHUTDOWN"): SHUTDOWN was queued
+  // and EXEC stopped the server.
+  TEST_CASE("SHUTDOWN inside MULTI is refused and the transaction aborts, as Redis's no_multi") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    Client c(s.port());
+    CHECK(c("MULTI").is_status("OK"));
+    CHECK(c("SET foo bar").is_status("QUEUED"));
+    CHECK(c("SHUTDOWN").str == "ERR Command not allowed inside a transaction");
+    CHECK(c("EXEC").str == "EXECABORT Transaction discarded because of previous errors.");
+    CHECK(c("GET foo").is_nil());
+    CHECK(c("PING").is_status("PONG"));  // still running
+  }
+
   // Redis 7.0's rejectCommand -> execCommandAbort; found by tests/compat (seed 2, sequence 4411).
   TEST_CASE("A rejected EXEC answers EXECABORT with the reason and discards the transaction") {
     kvtest::ServerProcess s({"--threads", "2"});

@@ -315,6 +315,9 @@ TEST_SUITE("server") {
     CHECK(c("CLIENT LIST").str.find("name=tester") != std::string::npos);
     CHECK(c("CLIENT LIST").str.find("lib-name=hiredis") != std::string::npos);
     CHECK(c("CLIENT INFO").str.find("name=tester") != std::string::npos);
+    // The caller's query buffer holds the command being run, as in Redis: the 26 bytes of
+    // *2 $6 CLIENT $4 INFO.
+    CHECK(c("CLIENT INFO").str.find(" qbuf=26 ") != std::string::npos);
     Reply t = c("TIME");
     REQUIRE(t.elements.size() == 2);
     CHECK(std::stoll(t.elements[0].str) > 1600000000);

@@ -287,6 +287,32 @@ TEST_CASE("each no-effect parameter accepts exactly the values that Redis accept
   CHECK(config_map(k) == k_before);
 }
 
+TEST_CASE("hidden parameters answer to their exact name only, as in Redis") {
+  Client k(kvlab().port());
+  const std::vector<std::vector<std::string>> seq = {
+      {"CONFIG", "GET", "key-load-delay"},
+      {"CONFIG", "GET", "*load-delay*"},
+      {"CONFIG", "SET", "key-load-delay", "5"},
+      {"CONFIG", "GET", "KEY-LOAD-DELAY"},
+      {"CONFIG", "SET", "key-load-delay", "0"},
+      {"CONFIG", "GET", "rdb-key-save-delay"},
+      {"CONFIG", "SET", "watchdog-period", "-1"},
+      {"CONFIG", "GET", "loading-process-events-interval-bytes"},
+      {"CONFIG", "SET", "loading-process-events-interval-bytes", "10"},
+      {"CONFIG", "GET", "use-exit-on-panic"},
+      {"CONFIG", "SET", "lua-enable-deprecated-api", "no"}};
+  std::vector<std::string> mine;
+  for (const auto& c : seq) mine.push_back(describe(k.cmd(c)));
+  CHECK(mine[0] == "[$key-load-delay,$0,]");
+  CHECK(mine[1] == "[]");
+  CHECK(config_map(k).count("key-load-delay") == 0);
+  if (!redis().running()) return;
+  Client r(redis().port());
+  std::vector<std::string> theirs;
+  for (const auto& c : seq) theirs.push_back(describe(r.cmd(c)));
+  CHECK(mine == theirs);
+}
+
 TEST_CASE("CONFIG SET's error texts are Redis's") {
   Client k(kvlab().port());
   CHECK(k("CONFIG SET active-defrag-cycle-min 100").str ==
@@ -416,7 +442,11 @@ TEST_CASE("INFO has Redis 7.0's sections and field names") {
                                             "used_memory_rss",
                                             "maxmemory",
                                             "maxmemory_policy",
+                                            "mem_not_counted_for_evict",
                                             "mem_allocator",
+                                            "active_defrag_running",
+                                            "lazyfree_pending_objects",
+                                            "lazyfreed_objects",
                                             "loading",
                                             "rdb_changes_since_last_save",
                                             "rdb_bgsave_in_progress",
@@ -458,6 +488,30 @@ TEST_CASE("INFO has Redis 7.0's sections and field names") {
   }
   CHECK(all.fields.at("role") == "master");
   CHECK(all.fields.at("connected_slaves") == "0");
+}
+
+TEST_CASE("INFO replication has the fields of a Redis 7.0 master without replicas") {
+  Client k(kvlab().port());
+  const Info rep = parse_info(k("INFO replication").str);
+  CHECK(rep.sections == std::vector<std::string>{"Replication"});
+  CHECK(rep.fields.at("master_failover_state") == "no-failover");
+  CHECK(rep.fields.at("master_replid").size() == 40);
+  CHECK(rep.fields.at("master_replid") != parse_info(k("INFO server").str).fields.at("run_id"));
+  CHECK(rep.fields.at("master_replid2") == std::string(40, '0'));
+  CHECK(rep.fields.at("master_repl_offset") == "0");
+  CHECK(rep.fields.at("second_repl_offset") == "-1");
+  CHECK(rep.fields.at("repl_backlog_size") ==
+        config_map(k, "repl-backlog-size").at("repl-backlog-size"));
+  if (redis().running()) {
+    Client r(redis().port());
+    const Info rrep = parse_info(r("INFO replication").str);
+    std::vector<std::string> rnames, knames;
+    for (const auto& [f, v] : rrep.fields) rnames.push_back(f);
+    for (const auto& [f, v] : rep.fields) knames.push_back(f);
+    CHECK(knames == rnames);
+    for (const auto& [f, v] : rrep.fields)
+      if (f != "master_replid") CHECK_MESSAGE(rep.fields.at(f) == v, f);
+  }
 }
 
 TEST_CASE("INFO commandstats and errorstats count a known sequence exactly as Redis") {

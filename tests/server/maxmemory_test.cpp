@@ -281,6 +281,53 @@ TEST_CASE("S3-FIFO at a small maxmemory holds keys: its ghost follows the cache 
   CHECK(info_u64(c, "used_memory") <= 700 * 1024 + kUsedSlack);
 }
 
+// The replies of one client's transactions around another client's CONFIG SET maxmemory 1.
+std::vector<std::string> oom_transactions(int port) {
+  Client c(port), admin(port);
+  std::vector<std::string> out;
+  auto run = [&](Client& who, const std::string& cmd) {
+    const Reply r = who(cmd);
+    std::string s = r.str;
+    for (const auto& e : r.elements) s += "[" + e.str + "]";
+    out.push_back(cmd + " -> " + s);
+  };
+  run(c, "SET x 1");
+  run(c, "MULTI");  // queued before the limit: a write, EXEC refused
+  run(c, "SET x 2");
+  run(c, "GET x");
+  run(admin, "CONFIG SET maxmemory 1");
+  run(c, "EXEC");
+  run(c, "GET x");  // the transaction was discarded
+  run(c, "MULTI");  // reads queued before the limit run
+  run(admin, "CONFIG SET maxmemory 0");
+  run(c, "GET x");
+  run(c, "PING");
+  run(admin, "CONFIG SET maxmemory 1");
+  run(c, "EXEC");
+  run(c, "MULTI");  // under the limit nothing is queued, reads included
+  run(c, "GET x");
+  run(c, "PING");
+  run(c, "EXEC");
+  run(c, "MULTI");
+  run(c, "DISCARD");
+  run(admin, "CONFIG SET maxmemory 0");
+  return out;
+}
+
+TEST_CASE("under OOM, MULTI queues nothing and EXEC of a queued write answers EXECABORT") {
+  kvtest::ServerProcess s({"--threads", "2"});
+  REQUIRE(s.running());
+  const std::vector<std::string> mine = oom_transactions(s.port());
+  CHECK(mine[5] == "EXEC -> EXECABORT Transaction discarded because of: " + std::string(kOom));
+  CHECK(mine[6] == "GET x -> 1");
+  CHECK(mine[12] == "EXEC -> [1][PONG]");
+  CHECK(mine[14] == "GET x -> " + std::string(kOom));
+  CHECK(mine[16] == "EXEC -> EXECABORT Transaction discarded because of previous errors.");
+  kvtest::RedisProcess r;
+  if (!r.running()) return;
+  CHECK(mine == oom_transactions(r.port()));
+}
+
 TEST_CASE("the OOM error text is redis-server's") {
   kvtest::RedisProcess r({"--maxmemory", "1mb"});
   if (!r.running()) {

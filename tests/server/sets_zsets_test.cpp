@@ -292,6 +292,28 @@ TEST_SUITE("server") {
     check_error(c("SMOVE m1 m2"), "ERR wrong number of arguments for 'smove' command");
   }
 
+  TEST_CASE("SMOVE of a member the destination holds leaves a WATCH on the destination valid") {
+    auto& c = client();
+    c("DEL wsrc wdst");
+    c("SADD wsrc a b");
+    c("SADD wdst a");
+    CHECK(c("WATCH wdst").is_status("OK"));
+    CHECK(c("MULTI").is_status("OK"));
+    CHECK(c("SADD wdst c").is_status("QUEUED"));
+    Client other(server().port());
+    CHECK(other("SMOVE wsrc wdst a").integer == 1);  // removed from wsrc, wdst unchanged
+    const Reply r = c("EXEC");
+    REQUIRE(r.type == REDIS_REPLY_ARRAY);  // not the nil of an aborted transaction
+    CHECK(c("SCARD wdst").integer == 2);
+    CHECK(sorted_words(c("SMEMBERS wsrc")) == W{"b"});
+    // A member that is new there does touch it.
+    CHECK(c("WATCH wdst").is_status("OK"));
+    CHECK(c("MULTI").is_status("OK"));
+    CHECK(c("SADD wdst d").is_status("QUEUED"));
+    CHECK(other("SMOVE wsrc wdst b").integer == 1);
+    CHECK(c("EXEC").type == REDIS_REPLY_NIL);
+  }
+
   TEST_CASE("SSCAN walks a large set with progress, MATCH and COUNT") {
     auto& c = client();
     c("DEL big");

@@ -247,6 +247,29 @@ std::string errors_scenario(int port) {
 }
 
 // Default mode over RESP3: one push per key read, after the reply, then nothing until read again.
+// Writes and reads of one key inside one EXEC: a read after the write leaves the key tracked and
+// sends nothing about that write (Redis invalidates at the write, before the read registers); a
+// write after the read invalidates, after EXEC's reply.
+std::string exec_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  a.call({"HELLO", "3"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"MULTI"});
+  t += a.call({"SET", "k", "1"});
+  t += a.call({"GET", "k"});
+  t += a.call({"EXEC"});
+  t += "|exec " + a.drain(kQuietMs) + "|";
+  t += "|w " + w.call({"SET", "k", "2"});
+  t += "|a " + a.drain(kQuietMs) + "|";
+  t += a.call({"MULTI"});
+  t += a.call({"GET", "j"});
+  t += a.call({"SET", "j", "x"});
+  t += a.call({"EXEC"});
+  t += "|exec2 " + a.drain(kQuietMs) + "|";
+  return t;
+}
+
 std::string resp3_scenario(int port) {
   Conn a(port), w(port);
   std::string t;
@@ -401,6 +424,16 @@ TEST_CASE("A RESP3 tracking client gets one invalidate push per key it read, the
   CHECK(mine == resp3_scenario(redis.port()));
 }
 
+TEST_CASE("A key written then read in one EXEC stays tracked, with no message about the write") {
+  const std::string mine = exec_scenario(server().port());
+  CHECK(mine.find("|exec |") != std::string::npos);
+  CHECK(mine.find("|a " + push_invalidate({"k"}) + "|") != std::string::npos);
+  CHECK(mine.find("|exec2 " + push_invalidate({"j"}) + "|") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == exec_scenario(redis.port()));
+}
+
 TEST_CASE("A RESP2 client redirects invalidations to a __redis__:invalidate subscriber") {
   const std::string mine = redirect_scenario(server().port());
   CHECK(mine.find("|sub *3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$2\r\nr1") !=
@@ -442,22 +475,106 @@ TEST_CASE("INFO counts tracking clients, keys, items and prefixes; the table is 
   CHECK(info_field(w, "stats", "tracking_total_keys") == "3");
   CHECK(info_field(w, "stats", "tracking_total_items") == "3");
   CHECK(info_field(w, "stats", "tracking_total_prefixes") == "2");
-  // Bound: reading more keys than tracking-table-max-keys invalidates keys to make room.
+  // Bound: lowering tracking-table-max-keys invalidates keys until the table fits, and reading
+  // more keys than it holds invalidates keys to make room.
+  auto count = [](const std::string& pushes) {
+    std::size_t n = 0;
+    for (std::size_t p = pushes.find("invalidate"); p != std::string::npos;
+         p = pushes.find("invalidate", p + 1))
+      ++n;
+    return n;
+  };
   CHECK(w.call({"CONFIG", "SET", "tracking-table-max-keys", "2"}) == "+OK\r\n");
-  a.call({"MGET", "j1", "j2", "j3", "j4"});
+  CHECK(count(a.drain(kQuietMs)) == 1);  // 3 keys read, 2 kept
+  a.send({"MGET", "j1", "j2", "j3", "j4"});
   CHECK(info_field(w, "stats", "tracking_total_keys") == "2");
-  const std::string pushes = a.drain(kQuietMs) + "|";
-  std::size_t n = 0;
-  for (std::size_t p = pushes.find("invalidate"); p != std::string::npos;
-       p = pushes.find("invalidate", p + 1))
-    ++n;
-  CHECK(n == 5);  // 3 + 4 keys read, 2 kept
+  CHECK(count(a.drain(kQuietMs)) == 4);  // 2 + 4 keys, 2 kept
   CHECK(w.call({"CONFIG", "SET", "tracking-table-max-keys", "1000000"}) == "+OK\r\n");
   a.close();
   b.call({"CLIENT", "TRACKING", "off"});
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(info_field(w, "clients", "tracking_clients") == "0");
   CHECK(info_field(w, "stats", "tracking_total_prefixes") == "0");
+}
+
+// A tracked key that eviction removes to make room for a command is invalidated before that
+// command's reply.
+std::string eviction_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  w.call({"FLUSHALL"});
+  a.call({"HELLO", "3"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"SETEX", "volatile-key", "10000", "x"});
+  t += a.call({"GET", "volatile-key"});
+  t += w.call({"CONFIG", "SET", "maxmemory-policy", "volatile-random"});
+  t += w.call({"CONFIG", "SET", "maxmemory", "1"});
+  a.send({"GET", "other"});
+  t += "|a " + a.drain(kQuietMs) + "|";
+  t += w.call({"CONFIG", "SET", "maxmemory", "0"});
+  t += w.call({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  return t;
+}
+
+TEST_CASE("A tracked key evicted to make room is invalidated before the command's reply") {
+  const std::string mine = eviction_scenario(server().port());
+  CHECK(mine.find("|a " + push_invalidate({"volatile-key"}) + "_\r\n|") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == eviction_scenario(redis.port()));
+}
+
+// The number of invalidate pushes a client gets when another lowers the table's bound below the
+// keys it tracks (which keys go is the server's choice).
+int lowered_bound_pushes(int port) {
+  Conn a(port), w(port);
+  w.call({"FLUSHALL"});  // an empty table: keys other tests' clients read would be evicted too
+  a.call({"HELLO", "3"});
+  a.call({"CLIENT", "TRACKING", "on"});
+  a.call({"MGET", "lb1", "lb2", "lb3"});
+  CHECK(w.call({"CONFIG", "SET", "tracking-table-max-keys", "1"}) == "+OK\r\n");
+  const std::string pushes = a.drain(kQuietMs);
+  CHECK(w.call({"CONFIG", "SET", "tracking-table-max-keys", "1000000"}) == "+OK\r\n");
+  w.call({"FLUSHALL"});
+  int n = 0;
+  for (std::size_t p = pushes.find("invalidate"); p != std::string::npos;
+       p = pushes.find("invalidate", p + 1))
+    ++n;
+  return n;
+}
+
+TEST_CASE("Lowering tracking-table-max-keys invalidates the keys over it at once") {
+  CHECK(lowered_bound_pushes(server().port()) == 2);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(lowered_bound_pushes(redis.port()) == 2);
+}
+
+// A client that tracked a key leaves; its table entry stays (lazily dropped) until a FLUSHALL,
+// which reclaims it although nobody tracks any more.
+std::string flush_scenario(int port) {
+  Conn w(port);
+  std::string t;
+  w.call({"FLUSHALL"});
+  {
+    Conn a(port);
+    t += a.call({"CLIENT", "TRACKING", "on"});
+    t += a.call({"GET", "fk"});
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  t += "|keys " + info_field(w, "stats", "tracking_total_keys");
+  t += "|flush " + w.call({"FLUSHALL"});
+  t += "|keys " + info_field(w, "stats", "tracking_total_keys");
+  return t;
+}
+
+TEST_CASE("FLUSHALL empties the tracking table also when no client tracks any more") {
+  const std::string mine = flush_scenario(server().port());
+  CHECK(mine.find("|keys 1|") != std::string::npos);
+  CHECK(mine.find("+OK\r\n|keys 0") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == flush_scenario(redis.port()));
 }
 
 // Property: writers on several workers modify keys while a RESP3 tracking reader caches every
