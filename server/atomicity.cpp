@@ -46,7 +46,7 @@ Atomicity::Atomicity(Scheme scheme, unsigned workers)
     : scheme_(scheme),
       workers_(workers),
       slots_(new Slot[workers]),
-      stripes_(scheme != Scheme::kGlobal ? new Stripe[kStripes] : nullptr) {
+      stripes_(scheme != Scheme::kGlobal ? new Stripe[kStripes + 1] : nullptr) {
   for (unsigned i = 0; i < workers; ++i) slots_[i].index = i;
 }
 
@@ -88,6 +88,7 @@ int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
     wait(me, [&] { return active_.load(std::memory_order_acquire) == 0; });
     return -1;
   }
+  lock_shared(me, kWorld);  // the world stripe first: the lock order
   return lock_shared(me, stripe_of(key));
 }
 
@@ -171,9 +172,12 @@ void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, 
 void Atomicity::lock_stripes(Slot& me, std::span<const std::string_view> keys, bool all_keys,
                              std::vector<std::uint32_t>* held) {
   if (all_keys) {
-    held->reserve(kStripes);
-    for (std::uint32_t i = 0; i < kStripes; ++i) held->push_back(i);
+    held->push_back(kWorld);  // exclusive on the world stripe excludes every stripe holder
   } else {
+    // The world stripe shared, first (the lock order), so that a keyspace-wide operation's
+    // exclusive hold waits for this operation and this one for it.
+    lock_shared(me, kWorld);
+    me.world_shared = true;
     for (std::string_view k : keys) held->push_back(stripe_of(k));
     std::sort(held->begin(), held->end());  // one global order: no deadlock between escalations
     held->erase(std::unique(held->begin(), held->end()), held->end());
@@ -186,7 +190,7 @@ void Atomicity::drain_indicators(Slot& me, const std::vector<std::uint32_t>& hel
   // seq_cst: orders the stripe-word modifications above before the indicator loads below; pairs
   // with the fence in enter_stripe() (invariant 5).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const bool every = held.size() == kStripes;
+  const bool every = !held.empty() && held.back() == kWorld;
   for (unsigned v = 0; v < workers_; ++v) {
     if (v == me.index) continue;
     for (unsigned spins = 0;; ++spins) {
@@ -209,6 +213,12 @@ void Atomicity::end_multi(unsigned w, std::vector<std::uint32_t>* held, bool kee
   } else {
     // release: this operation's writes happen before the next holder of each stripe.
     for (std::uint32_t i : *held) stripes_[i].state.fetch_and(~kHeld, std::memory_order_release);
+    Slot& me = slots_[w];
+    if (me.world_shared) {
+      me.world_shared = false;
+      // release: as above, for the next keyspace-wide operation.
+      stripes_[kWorld].state.fetch_sub(1, std::memory_order_release);
+    }
   }
   held->clear();
   if (scheme_ == Scheme::kStripes) return;  // announced nothing

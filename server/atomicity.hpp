@@ -17,21 +17,31 @@
 //   global     escalated operations run one at a time and exclude every other command: slow-mode
 //              single-key commands wait until no escalation is active. The reference.
 //   key-locks  escalated operations lock the stripes of their keys exclusively, in stripe order
-//              (deadlock-free); keyspace-wide ones (FLUSHALL, KEYS) lock every stripe; slow-mode
-//              single-key commands take their key's stripe shared. Operations on disjoint keys
-//              run in parallel.
+//              (deadlock-free); keyspace-wide ones (FLUSHALL, KEYS, scripts that may touch any
+//              key) lock the world stripe exclusively; slow-mode single-key commands take their
+//              key's stripe shared. Operations on disjoint keys run in parallel.
 //   stripes    no escalation and no acknowledgement: a multi-key operation locks its stripes
 //              exclusively, in order (every stripe when keyspace-wide), and every single-key
 //              command holds its key's stripe shared, always. Nothing waits for another worker
 //              to reach a command boundary, so a worker that lost its CPU holds up only the
 //              operations on its own stripe. The shared hold is a per-worker reader indicator
 //              (as in BRAVO, Dice and Kogan 2019): the worker writes the stripe's number into its
-//              own slot, fences, and checks that the stripe is not locked — a store to a line no
-//              other worker writes, a fence and a load, where a shared counter would cost two
-//              read-modify-writes of a line the other workers write too. An exclusive locker
-//              locks the stripe word, fences, and waits until no worker's indicator names a
-//              stripe it locked (invariant 5). A reader that finds its stripe locked withdraws
-//              its indicator and waits on the stripe's shared counter instead.
+//              own slot, fences, and checks that neither the stripe nor the world stripe is
+//              locked — a store to a line no other worker writes, a fence and two loads, where a
+//              shared counter would cost two read-modify-writes of a line the other workers write
+//              too. An exclusive locker locks the stripe word, fences, and waits until no
+//              worker's indicator names a stripe it locked (invariant 5). A reader that finds its
+//              stripe locked withdraws its indicator and waits on the stripe's shared counter
+//              instead.
+//
+// The world stripe (key-locks and stripes): one more stripe word, above the 4096 key stripes in
+// the lock order, that stands for every key. A keyspace-wide operation locks it exclusively and
+// nothing else (one word, where locking the 4096 stripes cost about 8,000 read-modify-writes
+// per operation); every other holder of a key stripe — a multi-key operation (exclusive
+// stripes), a single-key command in slow mode or on the stripes scheme's contended path (a
+// shared stripe) — first holds the world stripe shared. A single-key command on the stripes
+// scheme's indicator path holds no counter: its indicator covers the world stripe as it covers
+// its own (invariant 5), and a keyspace-wide locker drains every indicator.
 //
 // Lock-free backends: a single-key command never sees half of a multi-key write because the
 // multi-key write runs only after every worker either acknowledged it (and so runs every later
@@ -51,10 +61,10 @@
 // 4. Every wait (for acknowledgements, a stripe, the gate) acknowledges as it spins: a waiting
 //    worker is between commands, so two escalations never wait for each other.
 // 5. (stripes) A single-key command runs with its stripe either named in its worker's
-//    slots_[w].reading or counted in the stripe's shared holders, never while another worker holds
-//    the stripe exclusively: the reader stores its indicator, fences (seq_cst) and loads the
-//    stripe word; the exclusive locker modifies the stripe word, fences (seq_cst) and loads every
-//    indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
+//    slots_[w].reading or counted in the stripe's (and the world stripe's) shared holders, never
+//    while another worker holds the stripe or the world stripe exclusively: the reader stores its
+//    indicator, fences (seq_cst) and loads the stripe word and the world word; the exclusive
+//    locker modifies its word, fences (seq_cst) and loads every indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
 //    (and withdraws) or the locker sees the indicator (and waits for it to clear). A worker with
 //    an indicator set waits for nothing until it clears it, so the locker's wait ends.
 // 6. (key-locks) A worker's announcement may outlive the operation that made it (end_multi with
@@ -113,8 +123,10 @@ class Atomicity {
       // this command's reads and writes happen before the locked operation.
       slots_[w].reading.store(kNoStripe, std::memory_order_release);
     } else if (stripe >= 0) {
-      // release: this command's writes happen before the escalation that next locks the stripe.
+      // release: this command's writes happen before the escalation that next locks the stripe
+      // (or, through the world stripe, every stripe).
       stripes_[stripe].state.fetch_sub(1, std::memory_order_release);
+      stripes_[kWorld].state.fetch_sub(1, std::memory_order_release);
     }
   }
 
@@ -131,6 +143,7 @@ class Atomicity {
   std::uint64_t slow_commands() const;
 
   static constexpr std::uint32_t kStripes = 4096;
+  static constexpr std::uint32_t kWorld = kStripes;  // the world stripe: last in the lock order
   static std::uint32_t stripe_of(std::string_view key);
 
  private:
@@ -150,6 +163,8 @@ class Atomicity {
     // stripes: the stripe this worker's running single-key command holds, or kNoStripe. Written
     // only by this worker, read by exclusive lockers (invariant 5).
     std::atomic<std::uint32_t> reading{kNoStripe};
+    bool world_shared = false;  // worker-private: this worker's multi-key operation holds the
+                                // world stripe shared (released by end_multi)
     // Relaxed statistics, written only by the owning worker.
     std::atomic<std::uint64_t> escalations{0}, slow{0};
   };
@@ -185,13 +200,17 @@ class Atomicity {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // acquire: pairs with end_multi()'s release of the stripe, so the last exclusive holder's
     // writes are visible. Waiting exclusive lockers count as a lock (no writer starvation).
-    if ((stripes_[i].state.load(std::memory_order_acquire) & ~kReaders) == 0) return kIndicator;
+    if ((stripes_[i].state.load(std::memory_order_acquire) & ~kReaders) == 0 &&
+        (stripes_[kWorld].state.load(std::memory_order_acquire) & ~kReaders) == 0)
+      return kIndicator;
     // relaxed: withdrawing an indicator that let the command run nothing needs no ordering.
     me.reading.store(kNoStripe, std::memory_order_relaxed);
     me.slow.store(me.slow.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    lock_shared(me, kWorld);
     return lock_shared(me, i);
   }
-  // stripes: waits until no other worker's indicator names a stripe in held (sorted).
+  // stripes: waits until no other worker's indicator names a stripe in held (sorted; the world
+  // stripe stands for every stripe).
   void drain_indicators(Slot& me, const std::vector<std::uint32_t>& held);
   int lock_shared(Slot& me, std::uint32_t i);
   void lock_stripe(Slot& me, std::uint32_t i);
