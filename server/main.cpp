@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   bool list_backends = false, dry_run = false;
   std::string protected_mode = "yes";
   std::string prefetch = "yes";
-  std::string lua_undeclared = "no";
+  std::string lua_undeclared = "yes";
   std::string enable_debug = "no";
   std::size_t expected_keys = 1024;
 
@@ -156,9 +156,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"no", "yes", "local"}));
   app.add_option("--lua-undeclared-keys", lua_undeclared,
-                 "yes: scripts may access keys they did not declare in KEYS; every script then "
-                 "escalates over the whole keyspace (no: under --atomicity key-locks such an "
-                 "access is an error)")
+                 "yes (Redis's behaviour): scripts may access keys they did not declare in KEYS; "
+                 "every script then runs exclusive of every other command. no (a research "
+                 "option): under --atomicity key-locks such an access is an error, and scripts "
+                 "lock only their declared keys, so scripts on disjoint keys run in parallel")
       ->capture_default_str()
       ->check(CLI::IsMember({"yes", "no"}));
   app.add_option("--cluster-mode", cfg.cluster_mode,

@@ -480,6 +480,10 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
     const char* s = lua_tolstring(L, i, &n);
     args.emplace_back(s, n);
   }
+  // The arguments are copied: drop them from the Lua stack, which Lua 5.1 caps at 8,000 slots
+  // per C call (LUAI_MAXCSTACK). A call with thousands of arguments (unpack of a big table)
+  // would otherwise leave no room for the reply.
+  lua_settop(L, 0);
   if (e.ctx == nullptr) return fail("ERR redis.call is not available while loading a library");
   std::vector<std::string_view> argv(args.begin(), args.end());
   // The deny list first: it names Redis commands kvlab may not have (the blocking ones).

@@ -48,8 +48,9 @@ struct Config {
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
   std::string atomicity = "key-locks";     // multi-key atomicity scheme (--atomicity)
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
-  // --lua-undeclared-keys: scripts may touch keys outside KEYS (each escalates over every key).
-  bool lua_undeclared_keys = false;
+  // --lua-undeclared-keys: scripts may touch keys outside KEYS, as in Redis (each then escalates
+  // over every key); no is the opt-in research option that refuses them.
+  bool lua_undeclared_keys = true;
   // --enable-debug-command no|yes|local: whether DEBUG runs (commands/debug.cpp), as Redis's.
   std::string enable_debug_command = "no";
   // Cluster protocol (server/cluster.hpp): --cluster-mode no|emulated|yes, the node id (random

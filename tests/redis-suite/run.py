@@ -400,11 +400,10 @@ class UnitResult:
 
 def kvlab_argv(opts):
     """kvlab-server as a user runs it, plus what the suite needs: DEBUG (off by default in both
-    servers), and scripts that may touch keys they did not declare, as Redis allows (kvlab's
-    default under key-lock atomicity refuses them; the flag is its Redis-compatible mode)."""
+    servers)."""
     return lambda p: [opts.server, "--bind", "127.0.0.1", "--port", str(p),
-                      "--threads", str(opts.threads), "--enable-debug-command", "yes",
-                      "--lua-undeclared-keys", "yes"] + opts.kvlab_arg
+                      "--threads", str(opts.threads), "--enable-debug-command", "yes"] + \
+        opts.kvlab_arg
 
 
 def redis_argv(opts, wd):
