@@ -88,7 +88,7 @@ int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
     wait(me, [&] { return active_.load(std::memory_order_acquire) == 0; });
     return -1;
   }
-  lock_shared(me, kWorld);  // the world stripe first: the lock order
+  enter_keys(me);
   return lock_shared(me, stripe_of(key));
 }
 
@@ -172,18 +172,45 @@ void Atomicity::begin_multi(unsigned w, std::span<const std::string_view> keys, 
 void Atomicity::lock_stripes(Slot& me, std::span<const std::string_view> keys, bool all_keys,
                              std::vector<std::uint32_t>* held) {
   if (all_keys) {
-    held->push_back(kWorld);  // exclusive on the world stripe excludes every stripe holder
+    held->push_back(kWorld);
+    lock_world(me);
   } else {
-    // The world stripe shared, first (the lock order), so that a keyspace-wide operation's
-    // exclusive hold waits for this operation and this one for it.
-    lock_shared(me, kWorld);
-    me.world_shared = true;
+    enter_keys(me);  // invariant 7: no keyspace-wide operation runs while this one holds stripes
     for (std::string_view k : keys) held->push_back(stripe_of(k));
     std::sort(held->begin(), held->end());  // one global order: no deadlock between escalations
     held->erase(std::unique(held->begin(), held->end()), held->end());
+    for (std::uint32_t i : *held) lock_stripe(me, i);
   }
-  for (std::uint32_t i : *held) lock_stripe(me, i);
   if (scheme_ == Scheme::kStripes) drain_indicators(me, *held);
+}
+
+void Atomicity::enter_keys(Slot& me) {
+  for (;;) {
+    // relaxed store, then the seq_cst fence: ordered before the load below (invariant 7).
+    me.holding.store(true, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // acquire: pairs with the release of the world stripe in end_multi(); the keyspace-wide
+    // operation's writes are visible. A waiting locker counts too (no writer starvation).
+    auto world_free = [&] {
+      return (stripes_[kWorld].state.load(std::memory_order_acquire) & ~kReaders) == 0;
+    };
+    if (world_free()) return;
+    // relaxed: this worker has touched no stripe yet; nothing to publish.
+    me.holding.store(false, std::memory_order_relaxed);
+    wait(me, world_free);
+  }
+}
+
+void Atomicity::lock_world(Slot& me) {
+  lock_stripe(me, kWorld);
+  // seq_cst: the world stripe's modification above before the loads of the flags below
+  // (invariant 7).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (unsigned v = 0; v < workers_; ++v) {
+    if (v == me.index) continue;
+    // acquire: pairs with leave_keys()'s release; the worker's operation happens before ours.
+    wait(me, [&] { return !slots_[v].holding.load(std::memory_order_acquire); });
+  }
 }
 
 void Atomicity::drain_indicators(Slot& me, const std::vector<std::uint32_t>& held) {
@@ -214,11 +241,7 @@ void Atomicity::end_multi(unsigned w, std::vector<std::uint32_t>* held, bool kee
     // release: this operation's writes happen before the next holder of each stripe.
     for (std::uint32_t i : *held) stripes_[i].state.fetch_and(~kHeld, std::memory_order_release);
     Slot& me = slots_[w];
-    if (me.world_shared) {
-      me.world_shared = false;
-      // release: as above, for the next keyspace-wide operation.
-      stripes_[kWorld].state.fetch_sub(1, std::memory_order_release);
-    }
+    if (held->empty() || held->back() != kWorld) leave_keys(me);
   }
   held->clear();
   if (scheme_ == Scheme::kStripes) return;  // announced nothing

@@ -34,14 +34,16 @@
 //              stripe locked withdraws its indicator and waits on the stripe's shared counter
 //              instead.
 //
-// The world stripe (key-locks and stripes): one more stripe word, above the 4096 key stripes in
-// the lock order, that stands for every key. A keyspace-wide operation locks it exclusively and
-// nothing else (one word, where locking the 4096 stripes cost about 8,000 read-modify-writes
-// per operation); every other holder of a key stripe — a multi-key operation (exclusive
-// stripes), a single-key command in slow mode or on the stripes scheme's contended path (a
-// shared stripe) — first holds the world stripe shared. A single-key command on the stripes
-// scheme's indicator path holds no counter: its indicator covers the world stripe as it covers
-// its own (invariant 5), and a keyspace-wide locker drains every indicator.
+// The world stripe (key-locks and stripes): one more stripe word that stands for every key. A
+// keyspace-wide operation locks it exclusively and no key stripe (one word, where locking the
+// 4096 stripes cost about 8,000 read-modify-writes per operation), then waits until no other
+// worker holds key stripes. A worker announces that it holds key stripes in its own slot's
+// `holding` flag (a multi-key operation, a single-key command in slow mode or on the stripes
+// scheme's contended path), set before it takes them and only while the world stripe is free
+// (invariant 7): a store to a line no other worker writes, where holding the world stripe shared
+// cost every multi-key operation two read-modify-writes of a line all workers write. A single-key
+// command on the stripes scheme's indicator path holds no counter: its indicator covers the world
+// stripe as it covers its own (invariant 5), and a keyspace-wide locker drains every indicator.
 //
 // Lock-free backends: a single-key command never sees half of a multi-key write because the
 // multi-key write runs only after every worker either acknowledged it (and so runs every later
@@ -61,10 +63,10 @@
 // 4. Every wait (for acknowledgements, a stripe, the gate) acknowledges as it spins: a waiting
 //    worker is between commands, so two escalations never wait for each other.
 // 5. (stripes) A single-key command runs with its stripe either named in its worker's
-//    slots_[w].reading or counted in the stripe's (and the world stripe's) shared holders, never
-//    while another worker holds the stripe or the world stripe exclusively: the reader stores its
-//    indicator, fences (seq_cst) and loads the stripe word and the world word; the exclusive
-//    locker modifies its word, fences (seq_cst) and loads every indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
+//    slots_[w].reading or counted in the stripe's shared holders, never while another worker
+//    holds the stripe or the world stripe exclusively: the reader stores its indicator, fences
+//    (seq_cst) and loads the stripe word and the world word; the exclusive locker modifies its
+//    word, fences (seq_cst) and loads every indicator. Of two seq_cst fences one precedes the other, so either the reader sees the lock
 //    (and withdraws) or the locker sees the indicator (and waits for it to clear). A worker with
 //    an indicator set waits for nothing until it clears it, so the locker's wait ends.
 // 6. (key-locks) A worker's announcement may outlive the operation that made it (end_multi with
@@ -72,7 +74,15 @@
 //    next end_multi without keep_announced, or offline(), whichever comes first. While it stays,
 //    every other worker has acknowledged it (invariant 2) or will see active_ > 0 at its next
 //    boundary (invariant 3), so all their commands run behind the stripes, and the worker's next
-//    multi-key operation locks its stripes without announcing again. A run of pipelined MSETs
+//    multi-key operation locks its stripes without announcing again.
+// 7. (key-locks, stripes) A worker holds key stripes only while slots_[w].holding is set, and
+//    sets it (then fences, seq_cst) before it looks at the world stripe; it goes on only when the
+//    world stripe is neither held nor awaited, and otherwise clears the flag before it waits. A
+//    keyspace-wide operation locks the world stripe, fences (seq_cst) and waits until no other
+//    worker's flag is set. Of the two fences one precedes the other: either the worker sees the
+//    world stripe taken (and backs off) or the keyspace-wide operation sees the flag (and waits
+//    for the worker's operation to end). A worker with the flag set never waits for the world
+//    stripe, so that wait ends. A run of pipelined MSETs
 //    then pays one announcement and one round of acknowledgements per batch, not per command.
 #pragma once
 
@@ -124,9 +134,9 @@ class Atomicity {
       slots_[w].reading.store(kNoStripe, std::memory_order_release);
     } else if (stripe >= 0) {
       // release: this command's writes happen before the escalation that next locks the stripe
-      // (or, through the world stripe, every stripe).
+      // (or, through the holding flag, a keyspace-wide one).
       stripes_[stripe].state.fetch_sub(1, std::memory_order_release);
-      stripes_[kWorld].state.fetch_sub(1, std::memory_order_release);
+      leave_keys(slots_[w]);
     }
   }
 
@@ -163,8 +173,9 @@ class Atomicity {
     // stripes: the stripe this worker's running single-key command holds, or kNoStripe. Written
     // only by this worker, read by exclusive lockers (invariant 5).
     std::atomic<std::uint32_t> reading{kNoStripe};
-    bool world_shared = false;  // worker-private: this worker's multi-key operation holds the
-                                // world stripe shared (released by end_multi)
+    // key-locks, stripes: this worker holds (or is taking) key stripes. Written only by this
+    // worker, read by keyspace-wide operations (invariant 7).
+    std::atomic<bool> holding{false};
     // Relaxed statistics, written only by the owning worker.
     std::atomic<std::uint64_t> escalations{0}, slow{0};
   };
@@ -206,9 +217,18 @@ class Atomicity {
     // relaxed: withdrawing an indicator that let the command run nothing needs no ordering.
     me.reading.store(kNoStripe, std::memory_order_relaxed);
     me.slow.store(me.slow.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    lock_shared(me, kWorld);
+    enter_keys(me);
     return lock_shared(me, i);
   }
+  // Sets me.holding once the world stripe is free (invariant 7); leave_keys() clears it.
+  void enter_keys(Slot& me);
+  void leave_keys(Slot& me) {
+    // release: this worker's operation happens before a keyspace-wide operation that reads the
+    // cleared flag (acquire, in lock_world()).
+    me.holding.store(false, std::memory_order_release);
+  }
+  // A keyspace-wide operation: the world stripe exclusively, then no key stripe held elsewhere.
+  void lock_world(Slot& me);
   // stripes: waits until no other worker's indicator names a stripe in held (sorted; the world
   // stripe stands for every stripe).
   void drain_indicators(Slot& me, const std::vector<std::uint32_t>& held);
