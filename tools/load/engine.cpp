@@ -209,6 +209,10 @@ class Worker {
   // A redirected request goes to at most this many nodes before its error reply counts as one
   // (a cluster whose nodes disagree must not keep a request bouncing).
   static constexpr unsigned kMaxRedirects = 5;
+  // TRYAGAIN: resent after 1 ms, at most 1,000 times (a second; a migrating batch is frozen for
+  // one round trip to the target).
+  static constexpr unsigned kMaxTryAgain = 1000;
+  static constexpr std::int64_t kTryAgainNs = 1000000;
 
   bool open_loop() const { return sh_.rate.has_value(); }
   bool cluster() const { return cfg_.cluster; }
@@ -435,6 +439,18 @@ class Worker {
   // several-command request, or has bounced too often): its error reply then counts as one.
   bool redirect(Slot& s, std::size_t id, std::size_t n, const ReplyState& r) {
     Pending& front = s.nodes[n].inflight.front();
+    if (r.error_text.rfind("TRYAGAIN", 0) == 0) {
+      // A key of the request is migrating (or, for several keys, split between the nodes): sent
+      // again to the same node after kTryAgainNs, as cluster clients do. The request stays in
+      // flight for its sender; its latency keeps its intended send time.
+      if (front.request.empty() || front.tryagains >= kMaxTryAgain) return false;
+      Pending p = std::move(front);
+      s.nodes[n].inflight.pop_front();
+      ++p.tryagains;
+      ++tryagains_;
+      retry_.push_back(Retry{now_ns() + kTryAgainNs, id, n, std::move(p)});
+      return true;
+    }
     Redirect rd;
     if (front.request.empty() || front.redirects >= kMaxRedirects ||
         !parse_redirect(r.error_text, &rd))
@@ -562,6 +578,27 @@ class Worker {
     ivl_completed_ = ivl_errors_ = 0;
   }
 
+  // Sends the TRYAGAIN retries that are due; returns when the next one is (or `wake`).
+  std::int64_t resend_due(std::int64_t now, std::int64_t wake) {
+    for (std::size_t i = 0; i < retry_.size();) {
+      Retry& t = retry_[i];
+      if (t.due_ns > now) {
+        wake = std::min(wake, t.due_ns);
+        ++i;
+        continue;
+      }
+      Slot& s = *slots_[t.slot];
+      if (!s.dead) {  // a dead sender counted it lost already (disconnect())
+        std::string& out = s.nodes[t.node].conn.out();
+        out += t.p.request;
+        s.nodes[t.node].inflight.push_back(std::move(t.p));
+      }
+      retry_[i] = std::move(retry_.back());
+      retry_.pop_back();
+    }
+    return wake;
+  }
+
   void main_loop() {
     // Every thread starts at the same instant; nothing is sent before it.
     while (now_ns() < sh_.t_start) std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -576,6 +613,7 @@ class Worker {
         next_tick += kSecond;
       }
       std::int64_t wake = std::min({sh_.t_end, next_tick, now + 10 * 1000000});
+      if (!retry_.empty()) wake = resend_due(now, wake);
       for (std::size_t i = 0; i < slots_.size(); ++i) {
         Slot& s = *slots_[i];
         issue(s, i, now);
@@ -640,9 +678,11 @@ class Worker {
       }
       if (idle) break;
       // Redirected requests wait in output buffers: send them.
+      const std::int64_t wake = retry_.empty() ? deadline : resend_due(now, deadline);
       for (std::size_t i = 0; i < slots_.size(); ++i)
         if (has_output(*slots_[i])) flush(*slots_[i], i);
-      const int n = wait_events(ep_, events, 256, std::min(deadline - now, 5 * 1000000L));
+      const int n =
+          wait_events(ep_, events, 256, std::min({deadline - now, wake - now, 5 * 1000000L}));
       now = now_ns();
       for (int i = 0; i < n; ++i) handle(events[i].data.u64, events[i].events, now);
     }
@@ -682,6 +722,7 @@ class Worker {
     r.lost_requests += lost_requests_;
     r.moved += moved_;
     r.asks += asks_;
+    r.tryagains += tryagains_;
     if (first_disconnect_ != 0) {
       const double at = static_cast<double>(first_disconnect_ - sh_.t_start) / 1e9;
       if (r.first_disconnect_s < 0 || at < r.first_disconnect_s) r.first_disconnect_s = at;
@@ -711,7 +752,14 @@ class Worker {
   std::uint64_t requests_ = 0, error_replies_ = 0, timeouts_ = 0, disconnects_ = 0, unsent_ = 0;
   std::uint64_t published_ = 0, delivered_ = 0, promised_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0, replies_ = 0, lost_requests_ = 0;
-  std::uint64_t moved_ = 0, asks_ = 0;
+  std::uint64_t moved_ = 0, asks_ = 0, tryagains_ = 0;
+  // Requests answered TRYAGAIN, to resend to their node once due (resend_due()).
+  struct Retry {
+    std::int64_t due_ns;
+    std::size_t slot, node;
+    Pending p;
+  };
+  std::vector<Retry> retry_;
   std::int64_t first_disconnect_ = 0;  // 0: none
   std::uint64_t served_ = 0, window_completed_ = 0, ivl_completed_ = 0, ivl_errors_ = 0;
   std::int64_t last_completion_ = 0;

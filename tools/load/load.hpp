@@ -126,8 +126,9 @@ struct StepResult {
   std::uint64_t lost_requests = 0;
   double first_disconnect_s = -1;
   // Cluster mode: redirections followed (MOVED updates the map; ASK sends one request on after
-  // ASKING) and the nodes of the initial slot map.
-  std::uint64_t moved = 0, asks = 0;
+  // ASKING), TRYAGAIN replies retried (1 ms later, to the same node) and the nodes of the initial
+  // slot map.
+  std::uint64_t moved = 0, asks = 0, tryagains = 0;
   unsigned cluster_nodes = 0;
   Histogram latency;  // from intended send (open loop) / actual send (closed loop)
   Histogram service;  // from actual send

@@ -193,7 +193,8 @@ std::string format_json(const Manifest& m, const std::vector<StepResult>& steps)
     o += ", \"window_s\": " + num(s.window_s, 3);
     if (m.cluster) {
       o += ", \"cluster\": {\"nodes\": " + std::to_string(s.cluster_nodes) +
-           ", \"moved\": " + std::to_string(s.moved) + ", \"ask\": " + std::to_string(s.asks) + "}";
+           ", \"moved\": " + std::to_string(s.moved) + ", \"ask\": " + std::to_string(s.asks) +
+           ", \"tryagain\": " + std::to_string(s.tryagains) + "}";
     }
     o += ",\n     \"latency_us\": " + summary_json(summarize_us(s.latency));
     o += ",\n     \"service_us\": " + summary_json(summarize_us(s.service));

@@ -59,6 +59,7 @@ struct Pending {
   bool read = false;         // its last command is a read: a nil or empty reply is a miss
   std::string request = {};  // cluster mode, single commands: the bytes, to resend after MOVED/ASK
   unsigned redirects = 0;
+  unsigned tryagains = 0;  // TRYAGAIN replies so far (the request was resent after each)
   bool asking = false;            // sent after ASKING, whose +OK comes first
   std::int64_t ycsb_insert = -1;  // the record a YCSB insert writes: acknowledged when answered
 };
