@@ -73,12 +73,19 @@ template <class Done>
 void Atomicity::wait(Slot& me, Done&& done) {
   for (unsigned spins = 0; !done(); ++spins) {
     boundary(me);
-    if (spins < 128) {
-      cpu_relax();
-    } else {
-      sched_yield();  // the holder may share this CPU
-    }
+    back_off(me, spins);
   }
+}
+
+void Atomicity::back_off(Slot& me, unsigned spins) {
+  if (spins < 128) {
+    cpu_relax();
+    return;
+  }
+  sched_yield();  // the holder may share this CPU
+  // A yield takes some microseconds: the hook runs about once a millisecond, which is often
+  // enough for a BUSY reply and costs nothing measurable to a wait that short.
+  if (me.hook != nullptr && (spins & 255) == 0) me.hook(me.hook_arg);
 }
 
 int Atomicity::begin_single_slow(Slot& me, std::string_view key) {
@@ -101,11 +108,7 @@ int Atomicity::lock_shared(Slot& me, std::uint32_t i) {
         st.compare_exchange_weak(s, s + 1, std::memory_order_acquire, std::memory_order_relaxed))
       return static_cast<int>(i);
     if (scheme_ != Scheme::kStripes) boundary(me);
-    if (spins < 128) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+    back_off(me, spins);
   }
 }
 
@@ -121,11 +124,7 @@ void Atomicity::lock_stripe(Slot& me, std::uint32_t i) {
                                  std::memory_order_relaxed))
       return;
     if (scheme_ != Scheme::kStripes) boundary(me);
-    if (spins < 128) {
-      cpu_relax();
-    } else {
-      sched_yield();
-    }
+    back_off(me, spins);
   }
 }
 
@@ -224,11 +223,7 @@ void Atomicity::drain_indicators(Slot& me, const std::vector<std::uint32_t>& hel
       // acquire: pairs with end_single()'s release, so the reader's command happens before ours.
       const std::uint32_t r = slots_[v].reading.load(std::memory_order_acquire);
       if (r == kNoStripe || (!every && !std::binary_search(held.begin(), held.end(), r))) break;
-      if (spins < 128) {
-        cpu_relax();
-      } else {
-        sched_yield();  // the reader may share this CPU
-      }
+      back_off(me, spins);  // the reader may share this CPU
     }
   }
 }

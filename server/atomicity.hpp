@@ -148,6 +148,17 @@ class Atomicity {
                    std::vector<std::uint32_t>* held);
   void end_multi(unsigned w, std::vector<std::uint32_t>* held, bool keep_announced = false);
 
+  // Called by worker w's waits (for acknowledgements, a stripe, the world stripe, the gate) about
+  // once a millisecond once they yield: the worker serves its other connections there while a
+  // script runs past busy-reply-threshold (Worker::gate_wait_hook), as the script's own worker
+  // does from the script. The hook must not run keyed commands (it would wait for the gate
+  // inside a wait). Set before the worker runs commands; nullptr (the default) calls nothing.
+  using WaitHook = void (*)(void* arg);
+  void set_wait_hook(unsigned w, WaitHook hook, void* arg) {
+    slots_[w].hook = hook;
+    slots_[w].hook_arg = arg;
+  }
+
   // Statistics (any thread; relaxed counters).
   std::uint64_t escalations() const;
   std::uint64_t slow_commands() const;
@@ -176,6 +187,8 @@ class Atomicity {
     // key-locks, stripes: this worker holds (or is taking) key stripes. Written only by this
     // worker, read by keyspace-wide operations (invariant 7).
     std::atomic<bool> holding{false};
+    WaitHook hook = nullptr;  // set_wait_hook(); worker-private
+    void* hook_arg = nullptr;
     // Relaxed statistics, written only by the owning worker.
     std::atomic<std::uint64_t> escalations{0}, slow{0};
   };
@@ -239,6 +252,9 @@ class Atomicity {
   // Spins (pause, then yield) until done() holds, acknowledging as it goes (invariant 4).
   template <class Done>
   void wait(Slot& me, Done&& done);
+  // One round of a wait that has run `spins` times: pause, then yield and now and then run the
+  // worker's wait hook.
+  static void back_off(Slot& me, unsigned spins);
 
   Scheme scheme_;
   unsigned workers_;

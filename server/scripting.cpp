@@ -797,7 +797,7 @@ void hook(lua_State* L, lua_Debug*) {
     CommandContext& ctx = *t_engine.ctx;
     const bool function = slot->kind.load(std::memory_order_relaxed) == 2;
     ctx.worker.serve_while_busy(
-        ctx.conn, function,
+        &ctx.conn, function,
         function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
                    "SHUTDOWN NOSAVE."
                  : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
@@ -1611,6 +1611,20 @@ bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
   return true;
 }
 
+}  // namespace
+
+int busy_script_kind(unsigned workers) {
+  const std::int64_t now = steady_ms();
+  const std::int64_t limit = g_busy_threshold_ms.load(std::memory_order_relaxed);
+  for (unsigned i = 0; i < std::min(kMaxSlots, workers); ++i) {
+    const RunSlot& s = g_slots[i];
+    const int kind = s.kind.load(std::memory_order_relaxed);
+    if (kind != 0 && now - s.start_ms.load(std::memory_order_relaxed) >= limit) return kind;
+  }
+  return 0;
+}
+
+namespace {
 void kill_generic(CommandContext& ctx, bool is_eval) {
   const std::int64_t now = steady_ms();
   const std::int64_t limit = g_busy_threshold_ms.load(std::memory_order_relaxed);

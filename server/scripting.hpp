@@ -16,8 +16,11 @@
 // - Timeout: a count hook compares the elapsed time with busy-reply-threshold (lua-time-limit);
 //   past it, the script's worker serves its other connections from the hook (BUSY, or SCRIPT KILL
 //   / FUNCTION KILL: Worker::serve_while_busy), and a KILL from any worker (no keys: never held by
-//   the gate) stops a script that has not written. Difference from Redis: clients of other
-//   workers are not answered BUSY; they run, or wait for the gate until the script ends.
+//   the gate) stops a script that has not written. A worker whose command waits for the gate
+//   while a script is past the threshold serves its other connections the same way (the
+//   Atomicity wait hook, Worker::gate_wait_hook), so SCRIPT KILL reaches a script from any
+//   connection. Difference from Redis: a command that already waits for the script's locks is
+//   not answered BUSY; it runs once the script ends or is killed.
 //
 // Thread safety: the handlers run on the calling worker's thread with its own lua_State; the
 // registry and the per-worker run slots (read by SCRIPT KILL) are shared and synchronized.
@@ -40,6 +43,10 @@ void set_busy_threshold_ms(std::int64_t ms);
 // script still running after ms milliseconds is killed as SCRIPT KILL kills it, written or not.
 // 0 (the server's setting) never kills. Relaxed: the hook reads it every 100,000 instructions.
 void set_kill_after_ms(std::int64_t ms);
+// 0 when no script of the first `workers` workers has run past busy-reply-threshold, otherwise
+// that script's kind (1 EVAL/EVALSHA, 2 FCALL). Any thread; relaxed reads (a script that just
+// crossed the threshold is seen at the caller's next poll).
+int busy_script_kind(unsigned workers);
 
 // CLIENT PAUSE WRITE: whether EVAL/EVALSHA (fcall false) or FCALL (fcall true) with this argv
 // may write, as Redis 7.0 judges it before running: a script or function flagged no-writes may

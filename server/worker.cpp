@@ -25,6 +25,7 @@
 #include "server/errors.hpp"
 #include "server/keyspace_factory.hpp"
 #include "server/reply.hpp"
+#include "server/scripting.hpp"
 #include "structures/reclaim/epoch.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO
@@ -315,6 +316,7 @@ void Worker::run() {
   // internals between iterations), and is offline while it sleeps in epoll_wait, so an idle
   // worker never holds back reclamation.
   reclaim::online();
+  server_.atomicity().set_wait_hook(index_, &Worker::gate_wait_hook, this);
   // Asked once, with no keys: does the backend act on the prefetch hint at all?
   prefetch_ = server_.config().prefetch && server_.keyspace().prefetch({}, [](const Value&) {});
   const bool yield = server_.config().yield_on;
@@ -648,7 +650,10 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   ReplyWriter reply(c.out, c.resp);
   CommandContext ctx{server_, *this, c, server_.db(), reply, std::span(args), now_ms};
   const std::size_t out_before = c.out.size();
+  const Connection* outer = running_;  // restored after, should execute() ever nest
+  running_ = &c;
   dispatch(ctx);
+  running_ = outer;
   if (c.postponed) return;  // CLIENT PAUSE: not run yet, so nothing to count
   // CLIENT REPLY: a command run under OFF or SKIP loses its replies (everything it appended),
   // unless it was CLIENT REPLY ON; SKIP lasts one command. CLIENT REPLY SKIP itself answers
@@ -806,7 +811,7 @@ void Worker::update_interest(Connection& c) {
   c.interest = want;
 }
 
-void Worker::serve_while_busy(const Connection& running, bool function,
+void Worker::serve_while_busy(const Connection* running, bool function,
                               std::string_view busy_error) {
   epoll_event events[kMaxEvents];
   const int n = epoll_wait(epfd_, events, kMaxEvents, 0);
@@ -815,7 +820,7 @@ void Worker::serve_while_busy(const Connection& running, bool function,
     void* tag = events[i].data.ptr;
     // The listener, the wake-up eventfd and the running connection are level-triggered: they
     // report again once the script ends.
-    if (tag == &g_listen_tag || tag == &g_wake_tag || tag == &running) continue;
+    if (tag == &g_listen_tag || tag == &g_wake_tag || tag == running) continue;
     auto* c = static_cast<Connection*>(tag);
     // A client in a blocking command keeps its pipelined input until it is served, as always.
     if (c->close_after_reply || c->paused || c->blocked || c->postponed) continue;
@@ -861,6 +866,18 @@ void Worker::serve_while_busy(const Connection& running, bool function,
     }
     mark_touched(*c);
   }
+}
+
+void Worker::gate_wait_hook(void* self) {
+  auto* w = static_cast<Worker*>(self);
+  const int kind = scripting::busy_script_kind(w->server_.num_workers());
+  if (kind == 0) return;
+  w->serve_while_busy(
+      w->running_, kind == 2,
+      kind == 2 ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                  "SHUTDOWN NOSAVE."
+                : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                  "SHUTDOWN NOSAVE.");
 }
 
 void Worker::close_connection(Connection* c) {

@@ -161,8 +161,8 @@ class Worker {
   // this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
   // FUNCTION KILL run (and FUNCTION STATS when a function runs); every other command is answered
   // `busy_error`. Nothing is closed or accepted here (the event batch that runs the script may
-  // still name these connections).
-  void serve_while_busy(const Connection& running, bool function, std::string_view busy_error);
+  // still name these connections). running (nullptr: none) is the connection whose command runs.
+  void serve_while_busy(const Connection* running, bool function, std::string_view busy_error);
   // In-process execution, with no socket and no thread (tests/fuzz/command_fuzz.cpp): the calling
   // thread acts as this worker's thread throughout. open_in_process() creates only the pub/sub
   // inbox (no listener, epoll set or eventfd; wake() then writes to no descriptor, harmlessly).
@@ -215,6 +215,10 @@ class Worker {
   void expire_blocked(std::int64_t now_ms);
   void resume(Connection& c, std::string_view reply, std::int64_t now_ms);
   void resume_postponed(std::int64_t now_ms);
+  // Atomicity's wait hook (set in run()): while a command of this worker waits for the gate and
+  // a script of any worker is past busy-reply-threshold, serves the other connections as
+  // serve_while_busy() does, so that SCRIPT KILL reaches the script from any connection.
+  static void gate_wait_hook(void* self);
 
   Server& server_;
   unsigned index_;
@@ -224,6 +228,7 @@ class Worker {
   std::atomic<std::size_t> conns_{0};  // single writer: this worker
   // --prefetch on and a backend that acts on the keyspace's prefetch hint (set in run()).
   bool prefetch_ = false;
+  const Connection* running_ = nullptr;  // the connection whose command execute() runs
   bool shutting_down_ = false;  // in drain_and_close_all: flush() half-closes, not closes
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::int64_t evict_warned_ms_ = 0;         // evict_clients() found nothing to evict (logged then)

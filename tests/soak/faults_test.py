@@ -2,8 +2,12 @@
 # Process faults against a real kvlab-server (issue 23, "Soak and faults"):
 #   1. SIGSTOP for 2 s under load, then SIGCONT: every client's requests complete afterwards, no
 #      connection is lost, new connections are accepted.
-#   2. One worker busy for 2 s in a Lua script: clients on the other worker keep being served
-#      (their worst latency during the script stays far below the script's 2 s).
+#   2. One worker busy for 2 s in a Lua script that declared its keys (--lua-undeclared-keys no):
+#      clients on the other worker keep being served (their worst latency during the script stays
+#      far below the script's 2 s).
+#   2b. Default flags (scripts may touch any key, so a script holds the whole keyspace, as in
+#      Redis): a script loops forever; a command on the other worker waits for it, and that
+#      worker's other connections are answered BUSY and may SCRIPT KILL it, as in Redis.
 #   3. SIGTERM with 50 pipelining clients that read slowly (the backlog takes some 3 s to drain):
 #      exit status 0; each client's received bytes parse as complete RESP replies, in order and
 #      correct (nothing half-written); the server ends every connection.
@@ -71,20 +75,25 @@ def stop_and_continue():
         checks.check(srv.stop() == 0, "SIGSTOP/SIGCONT: the server exits 0 on SIGTERM afterwards")
 
 
+def by_worker(port, n=24):
+    """n connections, grouped by the worker that serves them (CLIENT INFO's kvlab-worker=)."""
+    groups, conns = {}, []
+    for _ in range(n):
+        c = Client(port, timeout=10)
+        w = c.cmd("CLIENT", "INFO").decode().split("kvlab-worker=")[1].split()[0]
+        groups.setdefault(w, []).append(c)
+        conns.append(c)
+    return groups, conns
+
+
 def busy_worker():
-    with Server(binary, ["--threads", "2"]) as srv:
-        # Sort connections by the worker that serves them (CLIENT INFO's kvlab-worker=).
-        by_worker = {}
-        conns = []
-        for _ in range(24):
-            c = Client(srv.port, timeout=10)
-            w = c.cmd("CLIENT", "INFO").decode().split("kvlab-worker=")[1].split()[0]
-            by_worker.setdefault(w, []).append(c)
-            conns.append(c)
-        if len(by_worker) < 2:
+    # Scripts that declare their keys: a script holds only its keys' stripes.
+    with Server(binary, ["--threads", "2", "--lua-undeclared-keys", "no"]) as srv:
+        groups, conns = by_worker(srv.port)
+        if len(groups) < 2:
             checks.check(False, "busy worker: 24 connections all landed on one worker")
             return
-        (wa, on_a), (wb, on_b) = sorted(by_worker.items())[:2]
+        (wa, on_a), (wb, on_b) = sorted(groups.items())[:2]
         script = ("local t0 = redis.call('TIME') repeat local t = redis.call('TIME') "
                   "until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 2000000 "
                   "return redis.call('SET', KEYS[1], 'done')")
@@ -124,6 +133,55 @@ def busy_worker():
                      "(bound 500 ms)" % (wb, len(lat), percentile(lat, 99) * 1e3, worst * 1e3))
         for c in conns:
             c.close()
+
+
+def busy_script_kill():
+    with Server(binary, ["--threads", "2"]) as srv:
+        groups, conns = by_worker(srv.port)
+        if len(groups) < 2:
+            checks.check(False, "busy script: 24 connections all landed on one worker")
+            return
+        (wa, on_a), (wb, on_b) = sorted(groups.items())[:2]
+        if len(on_b) < 3:
+            checks.check(False, "busy script: fewer than 3 connections on worker %s" % wb)
+            return
+        on_a[0].cmd("CONFIG", "SET", "busy-reply-threshold", "100")
+        on_a[1].send(("EVAL", "while true do end", 0))
+        time.sleep(0.3)
+        # A keyed command on the other worker waits for the script (it holds every key)...
+        waiter = on_b[0]
+        waiter.send(("SET", "other-1", "x"))
+        time.sleep(0.3)
+        # ...and meanwhile that worker answers its other connections as Redis would.
+        t0 = time.time()
+        on_b[1].sock.settimeout(3)
+        try:
+            busy = on_b[1].cmd("PING")
+        except OSError as e:
+            busy = e
+        checks.check(str(busy).startswith("BUSY"),
+                     "busy script: a PING on worker %s, whose command waits for the script, is "
+                     "answered BUSY (%.2f s, %r)" % (wb, time.time() - t0, busy))
+        on_b[2].sock.settimeout(3)
+        try:
+            killed = on_b[2].cmd("SCRIPT", "KILL")
+        except OSError as e:
+            killed = e
+        checks.check(killed == "OK", "busy script: SCRIPT KILL from worker %s stops the script "
+                     "(%r)" % (wb, killed))
+        on_a[1].sock.settimeout(5)
+        on_b[0].sock.settimeout(5)
+        try:
+            script = on_a[1].read(1)[0]
+            done = waiter.read(1)[0]
+        except OSError as e:
+            script = done = e
+        checks.check(str(script).startswith("ERR Script killed") and done == "OK",
+                     "busy script: the script ends killed and the waiting SET then runs (%r, %r)"
+                     % (script, done))
+        for c in conns:
+            c.close()
+        checks.check(srv.stop() == 0, "busy script: the server exits 0 afterwards")
 
 
 def sigterm_with_pipelines():
@@ -287,6 +345,7 @@ def fd_exhaustion():
 
 
 for name, fn in [("stop-continue", stop_and_continue), ("busy-worker", busy_worker),
+                 ("busy-script", busy_script_kill),
                  ("sigterm", sigterm_with_pipelines), ("emfile", fd_exhaustion)]:
     if len(sys.argv) > 2 and name not in sys.argv[2:]:
         continue
