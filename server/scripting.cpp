@@ -493,6 +493,19 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   const bool latency = lower == "latency" && !(argv.size() >= 2 && iequals(argv[1], "help"));
   if (denied_in_script(lower) || latency)
     return fail("ERR This Redis command is not allowed from script");
+  // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
+  // options before it, before STREAMS), with the command's name as the script wrote it.
+  if (lower == "xread" || lower == "xreadgroup") {
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      const bool more = i + 1 < argv.size();
+      if (iequals(argv[i], "block") && more)
+        return fail("ERR " + std::string(argv[0]) +
+                    " command is not allowed with BLOCK option from scripts");
+      if (iequals(argv[i], "streams")) break;
+      if (iequals(argv[i], "count") && more) ++i;
+      else if (lower == "xreadgroup" && iequals(argv[i], "group") && i + 2 < argv.size()) i += 2;
+    }
+  }
   const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
   if (cmd == nullptr) return fail("ERR Unknown Redis command called from script");
   const CommandSpec* spec = cmd;
@@ -893,9 +906,23 @@ void make_readonly(lua_State* L, lua_CFunction index) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, l_env_newindex);
   lua_setfield(L, -2, "__newindex");
-  lua_pushliteral(L, "__metatable");
+  // getmetatable(proxy) answers a read-only view of this metatable, as Redis answers its
+  // read-only metatable: reading works, writing fails ("Attempt to modify a readonly table").
+  lua_newtable(L);  // the view
+  lua_newtable(L);  // the view's metatable
+  lua_pushvalue(L, -3);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, l_env_newindex);
+  lua_setfield(L, -2, "__newindex");
   lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);  // rawset on the view fails too
+  lua_pushvalue(L, -2);
+  lua_pushvalue(L, -4);
   lua_rawset(L, -3);
+  lua_pop(L, 1);
+  lua_setfield(L, -2, "__metatable");
   lua_setmetatable(L, -2);
   lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
   lua_pushvalue(L, -2);

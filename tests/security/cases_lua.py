@@ -74,7 +74,10 @@ def case_basic_type_metatables(ctx):
                    "function() return 1 end",
                    "getmetatable('').__index.len = function() return 2 end",
                    "rawset(getmetatable(''), '__index', {})",
-                   "setmetatable(getmetatable(''), {})"):
+                   "setmetatable(getmetatable(''), {})",
+                   # The globals' metatable (Redis's "Try trick global protection 2").
+                   "local g = getmetatable(_G) g.__index = {}",
+                   "rawset(getmetatable(_G), '__index', {})"):
         got = same_as_redis(ctx, script)
         expect(isinstance(got, Error) and ("attempt to index a nil value" in got or
                                            "Attempt to modify a readonly table" in got),
