@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/tracking.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -200,10 +201,12 @@ void pubsub_container(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("pubsub"));
 }
 
-// RESET: back to a fresh connection's state — no subscriptions, no name, RESP2, db 0, replies
-// on, and unauthenticated when a password is required.
+// RESET: back to a fresh connection's state — no subscriptions, no tracking, no name, RESP2,
+// db 0, replies on, and unauthenticated when a password is required. (ASKING lasts one command
+// anyway.)
 void reset_cmd(CommandContext& ctx) {
   pubsub_forget(ctx.server, ctx.worker.index(), ctx.conn);
+  tracking_forget(ctx.server, ctx.conn);
   reset_transaction_state(ctx);
   ctx.server.clients().with_lock([&] {
     ctx.conn.info->name.clear();

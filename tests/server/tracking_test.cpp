@@ -235,6 +235,9 @@ std::string errors_scenario(int port) {
                            "CLIENT TRACKINGINFO",
                            "CLIENT TRACKING off",
                            "CLIENT TRACKING on REDIRECT 0",
+                           "CLIENT TRACKINGINFO",
+                           "CLIENT TRACKING on OPTIN NOLOOP",
+                           "RESET",
                            "CLIENT TRACKINGINFO"}) {
     t += std::string(line) + " -> " + a.call(words(line));
   }
@@ -408,6 +411,9 @@ TEST_CASE("CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO answer as Redis, 
   CHECK(mine.find("CLIENT CACHING yes -> -ERR CLIENT CACHING can be called only when the client "
                   "is in tracking mode with OPTIN or OPTOUT mode enabled\r\n") !=
         std::string::npos);
+  // RESET turns tracking off, as Redis 7.0's clearClientConnectionState does.
+  CHECK(mine.find("RESET -> +RESET\r\nCLIENT TRACKINGINFO -> *6\r\n$5\r\nflags\r\n*1\r\n$3\r\n"
+                  "off\r\n") != std::string::npos);
   kvtest::RedisProcess redis;
   if (!redis.running()) return;  // the oracle is optional
   CHECK(mine == errors_scenario(redis.port()));
