@@ -141,6 +141,7 @@ bool find_script_body(std::string_view sha, std::string* body, std::string* key 
 }
 
 std::atomic<std::int64_t> g_busy_threshold_ms{5000};
+std::atomic<bool> g_disable_deny_debug{false};  // set_disable_deny_scripts()
 // set_kill_after_ms(): 0, or the run time after which a script is killed as by SCRIPT KILL.
 std::atomic<std::int64_t> g_kill_after_ms{0};
 
@@ -330,8 +331,8 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
 
 // Parses one RESP2 or RESP3 reply at s[*pos] and pushes it, as Redis 7.0 converts them: a RESP3
 // map becomes {map={k=v}}, a set {set={e=true}}, a double {double=n}, a big number
-// {big_number="..."}, a verbatim string {verbatim_string={format=, string=}}, null nil and a
-// boolean a Lua boolean. Returns false on a malformed reply.
+// {big_number="..."}, a verbatim string {verbatim_string={format=, string=}}, null nil, a
+// boolean a Lua boolean, and an attribute is skipped. Returns false on a malformed reply.
 bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 0) {
   if (*pos >= s.size() || !lua_checkstack(L, 4) || depth > 1000) return false;
   const char tag = s[*pos];
@@ -429,6 +430,16 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
       lua_setfield(L, -2, tag == '%' ? "map" : "set");
       return true;
     }
+    case '|': {
+      // An attribute: parsed and dropped, then the reply it annotates. Redis 7.0 does not show
+      // attributes to scripts either.
+      const std::int64_t n = to_i64(line);
+      for (std::int64_t i = 0; i < 2 * n; ++i) {
+        if (!push_reply(L, s, pos, depth + 1)) return false;
+        lua_pop(L, 1);
+      }
+      return push_reply(L, s, pos, depth + 1);
+    }
     default:
       return false;
   }
@@ -491,7 +502,9 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   // LATENCY's subcommands but HELP are noscript in Redis 7.0 as well.
   const bool latency = lower == "latency" && !(argv.size() >= 2 && iequals(argv[1], "help"));
-  if (denied_in_script(lower) || latency)
+  const bool debug_allowed =
+      lower == "debug" && g_disable_deny_debug.load(std::memory_order_relaxed);
+  if ((denied_in_script(lower) || latency) && !debug_allowed)
     return fail("ERR This Redis command is not allowed from script");
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
   // options before it, before STREAMS), with the command's name as the script wrote it.
@@ -1639,6 +1652,10 @@ bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
 }
 
 }  // namespace
+
+void set_disable_deny_scripts(bool on) {
+  g_disable_deny_debug.store(on, std::memory_order_relaxed);
+}
 
 int busy_script_kind(unsigned workers) {
   const std::int64_t now = steady_ms();

@@ -43,6 +43,12 @@ void set_busy_threshold_ms(std::int64_t ms);
 // script still running after ms milliseconds is killed as SCRIPT KILL kills it, written or not.
 // 0 (the server's setting) never kills. Relaxed: the hook reads it every 100,000 instructions.
 void set_kill_after_ms(std::int64_t ms);
+// DEBUG SET-DISABLE-DENY-SCRIPTS: whether scripts may call DEBUG (Redis's tests switch it on to
+// call DEBUG PROTOCOL from a script). Redis lifts its whole noscript check; kvlab lifts it for
+// DEBUG only, since the others (EVAL, MULTI, SUBSCRIBE, CLIENT…) would re-enter the script
+// engine or change the connection a script runs on. Relaxed: an independent switch.
+void set_disable_deny_scripts(bool on);
+
 // 0 when no script of the first `workers` workers has run past busy-reply-threshold, otherwise
 // that script's kind (1 EVAL/EVALSHA, 2 FCALL). Any thread; relaxed reads (a script that just
 // crossed the threshold is seen at the caller's next poll).

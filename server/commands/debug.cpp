@@ -37,6 +37,7 @@
 #include "server/container.hpp"
 #include "server/eviction.hpp"
 #include "server/rdb.hpp"
+#include "server/scripting.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -168,13 +169,12 @@ void stringmatch_test(CommandContext& ctx) {
 // LZF finds other matches than Redis's, so compressed values may differ by a few bytes); the LRU
 // clock and idle seconds come from the access word when an LRU-tracking policy runs (0 else).
 void debug_object(CommandContext& ctx, std::string_view key) {
+  // The stored value, expired or not, as Redis 7.0 finds it (a dictionary lookup): DEBUG OBJECT
+  // neither expires the key nor touches it.
   Value v;
-  read_live(
-      ctx, key,
-      [&](const Value& found) {
-        if (!live_container_is_dead(found)) v = found;
-      },
-      /*touch=*/false);
+  ctx.ks.find(key, [&](const Value& found) {
+    if (!live_container_is_dead(found)) v = found;
+  });
   if (!v.obj) {
     ctx.reply.error("ERR no such key");
     return;
@@ -234,6 +234,9 @@ void help(CommandContext& ctx) {
                    "SET-ACTIVE-EXPIRE <0|1>",
                    "    Setting it to 0 disables expiring keys in background when they are not",
                    "    accessed. Setting it to 1 reenables back the default.",
+                   "SET-DISABLE-DENY-SCRIPTS <0|1>",
+                   "    Lets scripts call DEBUG (1) or not (0, the default). Other commands that",
+                   "    scripts may not run stay refused.",
                    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
                    "    Enables or disables checksum checks for RESTORE's payload.",
                    "SLEEP <seconds>",
@@ -266,6 +269,9 @@ void debug_cmd(CommandContext& ctx) {
     ctx.reply.ok();
   } else if (iequals(sub, "set-active-expire") && argc == 3) {
     g_active_expire.store(c_atoi(ctx.arg(2)) != 0, std::memory_order_relaxed);
+    ctx.reply.ok();
+  } else if (iequals(sub, "set-disable-deny-scripts") && argc == 3) {
+    scripting::set_disable_deny_scripts(c_atoi(ctx.arg(2)) != 0);
     ctx.reply.ok();
   } else if (iequals(sub, "set-skip-checksum-validation") && argc == 3) {
     rdb::set_skip_checksum(c_atoi(ctx.arg(2)) != 0);
