@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version",
                        std::string("kvlab-server ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
   app.set_config("--config", "", "Read flags from a config file (TOML or INI: `port = 7000`)");
+  // A name the server does not know is an error, not a setting silently dropped: `bakend = …`
+  // would otherwise start the server on the default backend.
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--bind", cfg.bind, "Address to listen on")->capture_default_str();
   app.add_option("--port", cfg.port, "TCP port")
       ->capture_default_str()

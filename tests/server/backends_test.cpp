@@ -254,4 +254,18 @@ TEST_SUITE("server") {
     CHECK(c("AUTH fromfile").is_status("OK"));
     std::remove(path.c_str());
   }
+
+  TEST_CASE("a config file with a name the server does not know is refused at start-up") {
+    const std::string path = "/tmp/kvlab-server-test-typo-" + std::to_string(getpid()) + ".toml";
+    FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fprintf(f, "port = %d\nbakend = \"hash/tbb\"\n", kvtest::free_port());
+    std::fclose(f);
+    std::string out;
+    // Bounded: a server that accepted the file would listen until timeout stops it.
+    CHECK(kvtest::run_capture("timeout 5 " + kvtest::server_path() + " --config " + path, &out) !=
+          0);
+    CHECK(out.find("bakend") != std::string::npos);
+    std::remove(path.c_str());
+  }
 }
