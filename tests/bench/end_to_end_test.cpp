@@ -1,5 +1,6 @@
 // A tiny kvlab bench run end to end: one backend, one thread, a short duration; its JSON has the
-// schema of issue 4 and every row is valid. Also: every registered backend is built into the bench.
+// report's schema (tools/bench/output.cpp) and every row is valid. Also: every registered backend
+// is built into the bench.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Real Redis clients against kvlab-server (issue 19): redis-py transactions (pipeline with
+"""Real Redis clients against kvlab-server: redis-py transactions (pipeline with
 transaction=True, WATCH-based optimistic updates), redis-py's Lock (SET NX PX and Lua scripts) and
 BLPOP, and python-rq (Debian's python3-rq 1.13: a queue of jobs run by a burst SimpleWorker,
 whose results rq stores in streams, XADD MAXLEN ~ 10 and XREVRANGE), under both --atomicity

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""kvlab-server as a Redis Cluster (issue 22), driven with unchanged cluster clients: redis-py's
+"""kvlab-server as a Redis Cluster, driven with unchanged cluster clients: redis-py's
 RedisCluster (Debian python3-redis), `redis-cli -c` and `redis-benchmark --cluster`, against one
 --cluster-mode emulated node and a 3-node cluster started by `kvlab cluster local 3`. Also the
 redirection rules (MOVED to the right node, CROSSSLOT, EXEC over several slots), a node waiting

@@ -1,4 +1,4 @@
-// ioredis (Node.js) against kvlab-server (issue 19): multi() transactions, queuing errors, WATCH,
+// ioredis (Node.js) against kvlab-server: multi() transactions, queuing errors, WATCH,
 // pipelines, BLPOP across connections, custom Lua commands (EVALSHA with the EVAL fallback), and
 // two concurrency invariants — WATCH-based increments from several clients end exact, and bank
 // transfers in multi() keep the total that MGET auditors read — under both --atomicity schemes.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end tests of `kvlab experiment NAME --quick` (issue 20), run by `meson test` / `./kvlab
+"""End-to-end tests of `kvlab experiment NAME --quick`, run by `meson test` / `./kvlab
 test`: every experiment against kvlab-server (and redis-server when installed), then the output
 checks: the CSV's columns and rows, a complete manifest, real PNG/SVG figures, NS marked for an
 impossible rate, and a planted broken server making the experiment fail without numbers.

@@ -1,4 +1,4 @@
-// Whole-command atomicity across keys (issue 19): MULTI/EXEC/WATCH semantics as Redis 7.0, and
+// Whole-command atomicity across keys: MULTI/EXEC/WATCH semantics as Redis 7.0, and
 // concurrency properties checked for every --atomicity scheme over several backends, with clients
 // on both workers of a 2-worker kvlab-server.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -26,7 +26,7 @@ for t in PING_INLINE PING_MBULK SET GET INCR MSET; do
   awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "zero rate for $t: $line"
 done
 
-# redis-benchmark's default suite over every value type (issue 6), LRANGE_100…600 included.
+# redis-benchmark's default suite over every value type, LRANGE_100…600 included.
 out=$(timeout 240 "$bench" -p "$port" \
         -t ping,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange,mset \
         -n 20000 -P 8 -q 2>&1) || fail "redis-benchmark (default suite) exited with an error: $out"

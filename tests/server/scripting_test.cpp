@@ -1,4 +1,4 @@
-// Lua scripting (issue 19): EVAL/EVALSHA/*_RO, SCRIPT, FCALL/FUNCTION with Redis 7.0's semantics
+// Lua scripting: EVAL/EVALSHA/*_RO, SCRIPT, FCALL/FUNCTION with Redis 7.0's semantics
 // and texts (compared with a real redis-server when it is installed), scripts as atomic
 // operations under both --atomicity schemes, and SCRIPT KILL after busy-reply-threshold.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# Process faults against a real kvlab-server (issue 23, "Soak and faults"):
+# Process faults against a real kvlab-server ("Soak and faults"):
 #   1. SIGSTOP for 2 s under load, then SIGCONT: every client's requests complete afterwards, no
 #      connection is lost, new connections are accepted.
 #   2. One worker busy for 2 s in a Lua script that declared its keys (--lua-undeclared-keys no):

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # Soak: mixed load on a real kvlab-server for --seconds per backend, over the default backend and
-# two others (issue 23). The load, all at once:
+# two others. The load, all at once:
 #   - `kvlab load`, pipelined (4 connections, window 16, 6,000 requests/s open loop) and
 #     unpipelined (4 connections, 1,500 requests/s): every value type (strings, counters, lists,
 #     hashes, sets, sorted sets, streams, HyperLogLogs), reads and writes, TTLs (SET EX, EXPIRE NX

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# Connection storms against a real kvlab-server (issue 23, "Soak and faults"). Each scenario stays
+# Connection storms against a real kvlab-server ("Soak and faults"). Each scenario stays
 # within a documented limit (server/README.md, "Limits under storms and faults"), and a probe
 # client (`kvlab load` at 500 requests/s, open loop, so a stall shows in its p99) keeps its
 # latency: p99 during the storm at most max(250 ms, 20 x the p99 before it; 1,500 ms for the

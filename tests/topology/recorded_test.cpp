@@ -1,6 +1,7 @@
 // Models and plans of the recorded EPYC machines in tests/topology/data/ (hwloc XML; meson passes
-// the folder as KVLAB_TOPOLOGIES): golden counts for every file, and the planner invariants of
-// issue 7 on each. The data is part of the repository, so a missing folder is an error, not a skip.
+// the folder as KVLAB_TOPOLOGIES): golden counts for every file, and the planner's
+// invariants on each. The data is part of the repository, so a missing folder is an error, not a
+// skip.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "tests/topology/topology_test_util.hpp"
 

@@ -1,5 +1,5 @@
 // Models and plans of synthetic EPYC machines (hwloc 2.9 synthetic descriptions): golden counts,
-// the NPS/L3-as-NUMA guesses, memory-only nodes, and the planner invariants of issue 7.
+// the NPS/L3-as-NUMA guesses, memory-only nodes, and the planner invariants.
 // These need no recorded files, so they always run.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "tests/topology/topology_test_util.hpp"

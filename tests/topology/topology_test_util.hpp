@@ -1,6 +1,6 @@
 // Shared helpers for the topology suite: loading models, running hwloc-distrib for reference,
-// and the planner invariants of issue 7 checked on any model (used by the synthetic and the
-// recorded-machine tests alike).
+// and the planner's invariants checked on any model (used by the synthetic and the recorded-machine
+// tests alike).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -114,7 +114,7 @@ inline void check_balanced(const Model& m, const PlanResult& r, const char* leve
   CHECK(hi - lo <= 1);
 }
 
-// The planner invariants of issue 7 on one model and allowed set. `symmetric`: every L3 has the
+// The planner invariants on one model and allowed set. `symmetric`: every L3 has the
 // same number of cores and the allowed set is the whole machine (enables the ±1 balance check
 // and the comparison with hwloc-distrib).
 inline void check_plan_invariants(const Model& m, const std::vector<unsigned>& allowed,

@@ -1,5 +1,5 @@
 // Formatters for a BenchReport: the terminal table (sorted, with ratios to the best and to the
-// floor), JSON (the schema of issue 4 plus a few documented extra fields) and flat CSV.
+// floor), JSON (the report's fields and a few documented extra ones) and flat CSV.
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`kvlab experiment`: the driver behind the kvlab CLI's experiment subcommand (issue 20).
+"""`kvlab experiment`: the driver behind the kvlab CLI's experiment subcommand.
 
 The CLI execs Debian's /usr/bin/python3 on this file with --kvlab-bin, --server-bin and
 --results-root first, then the user's arguments. See tools/experiment/README.md."""

@@ -1,4 +1,4 @@
-// `kvlab experiment`: the published benchmark methods of Redis-protocol servers (issue 20).
+// `kvlab experiment`: the published benchmark methods of Redis-protocol servers.
 // The orchestration (starting servers, repeats, CSV, matplotlib figures, report.md) is a Python 3
 // driver installed with the tree (tools/experiment/driver.py); this subcommand finds it and the
 // kvlab-server next to this kvlab, and execs Debian's python3 on it with every argument unchanged.

@@ -1,6 +1,6 @@
 // Results of kvlab load as a terminal table, JSON (with the reproducibility manifest) or CSV.
 //
-// JSON schema (issue 8): {"manifest": {"kvlab_version", "git_sha", "date", "host", "cpu_model",
+// JSON schema: {"manifest": {"kvlab_version", "git_sha", "date", "host", "cpu_model",
 // "target": {"host", "port", "server_info": {INFO server fields}}, "args", ...}, "steps": [
 // {"target_rate" (null in closed loop), "achieved_rate", "sustained", "requests", "errors",
 // "latency_us": {"p50", "p90", "p99", "p999", "p9999", "max", "mean"}, "service_us": {...}, ...}]}

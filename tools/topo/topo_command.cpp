@@ -1,4 +1,4 @@
-// `kvlab topo report|plan|profile`: the command-line face of topology (issue 7).
+// `kvlab topo report|plan|profile`: the command-line face of topology.
 // Compiled into the kvlab executable (tools/cli); registered by add_topo().
 #include <algorithm>
 #include <cstdio>
