@@ -25,6 +25,7 @@ int luaopen_bit(lua_State*);
 
 #include "server/commands/common.hpp"
 #include "server/lua_sandbox.hpp"
+#include "server/resp_parser.hpp"
 #include "server/scripting.hpp"
 
 namespace kvlab::server {
@@ -103,11 +104,26 @@ struct Library {
   std::vector<std::string> functions;  // in registration order
 };
 
+// Function names compare without case, as Redis 7.0's function dictionaries do: FCALL TEST runs
+// `test`, and two libraries cannot both register `test` and `TEST`.
+struct CaseLess {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const {
+    const std::size_t n = std::min(a.size(), b.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const int x = std::tolower(static_cast<unsigned char>(a[i]));
+      const int y = std::tolower(static_cast<unsigned char>(b[i]));
+      if (x != y) return x < y;
+    }
+    return a.size() < b.size();
+  }
+};
+
 struct Registry {
   std::mutex mu;
   std::unordered_map<std::string, std::string> scripts;  // sha1 -> body; guarded by mu
   std::map<std::string, Library> libraries;              // guarded by mu
-  std::map<std::string, Function> functions;             // guarded by mu
+  std::map<std::string, Function, CaseLess> functions;   // guarded by mu
   // Bumped (under mu) by every change that invalidates compiled code. Workers compare it with
   // the generation their lua_State was built for. acquire/release: pairs a worker's read with the
   // change made before the bump.
@@ -447,18 +463,37 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
 
 // ---- redis.* ----
 
-// Commands a script may not run (Redis 7.0's noscript flag, and its blocking commands).
-bool denied_in_script(std::string_view name) {
+// Commands a script may not run: Redis 7.0's noscript flag (src/commands/*.json), on whole
+// commands and on single subcommands. BLMPOP and BZMPOP are not among them: they run without
+// blocking, as in MULTI.
+bool denied_in_script(std::string_view name, std::span<const std::string_view> argv) {
   static const std::unordered_set<std::string_view> kDenied = {
-      "multi",      "exec",        "discard",      "watch",      "unwatch",      "subscribe",
-      "psubscribe", "unsubscribe", "punsubscribe", "ssubscribe", "sunsubscribe", "auth",
-      "hello",      "reset",       "quit",         "client",     "config",       "script",
-      "function",   "eval",        "evalsha",      "eval_ro",    "evalsha_ro",   "fcall",
-      "fcall_ro",   "shutdown",    "monitor",      "wait",       "blpop",        "brpop",
-      "brpoplpush", "blmove",      "blmpop",       "bzpopmin",   "bzpopmax",     "bzmpop",
-      "save",       "bgsave",      "bgrewriteaof", "sync",       "psync",        "replconf",
-      "slaveof",    "replicaof",   "failover",     "debug",      "acl",          "waitaof"};
-  return kDenied.count(name) != 0;
+      "auth",     "bgrewriteaof", "bgsave",     "blmove",      "blpop",       "brpop",
+      "brpoplpush", "bzpopmax",   "bzpopmin",   "debug",       "discard",     "eval",
+      "eval_ro",  "evalsha",      "evalsha_ro", "exec",        "failover",    "fcall",
+      "fcall_ro", "hello",        "monitor",    "multi",       "psubscribe",  "psync",
+      "punsubscribe", "quit",     "replconf",   "replicaof",   "reset",       "role",
+      "save",     "shutdown",     "slaveof",    "ssubscribe",  "subscribe",   "sunsubscribe",
+      "sync",     "unsubscribe",  "unwatch",    "wait",        "watch"};
+  static const std::unordered_set<std::string_view> kDeniedSub = {
+      "client|caching",   "client|getname",    "client|getredir",  "client|id",
+      "client|info",      "client|kill",       "client|list",      "client|no-evict",
+      "client|pause",     "client|reply",      "client|setname",   "client|tracking",
+      "client|trackinginfo", "client|unblock", "client|unpause",   "cluster|reset",
+      "config|get",       "config|resetstat",  "config|rewrite",   "config|set",
+      "function|delete",  "function|dump",     "function|flush",   "function|kill",
+      "function|list",    "function|load",     "function|restore", "function|stats",
+      "script|debug",     "script|exists",     "script|flush",     "script|kill",
+      "script|load"};
+  if (kDenied.count(name) != 0) return true;
+  // LATENCY's and ACL's subcommands but HELP.
+  if (name == "latency" || name == "acl")
+    return !(argv.size() >= 2 && iequals(argv[1], "help"));
+  if (argv.size() < 2 || argv[1].size() > 32) return false;
+  std::string sub(name);
+  sub += '|';
+  for (char ch : argv[1]) sub += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return kDeniedSub.count(sub) != 0;
 }
 
 enum class CallOutcome { kReply, kErrorReply, kRefused };
@@ -500,11 +535,9 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   // The deny list first: it names Redis commands kvlab may not have (the blocking ones).
   std::string lower(argv[0].substr(0, 32));
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  // LATENCY's subcommands but HELP are noscript in Redis 7.0 as well.
-  const bool latency = lower == "latency" && !(argv.size() >= 2 && iequals(argv[1], "help"));
   const bool debug_allowed =
       lower == "debug" && g_disable_deny_debug.load(std::memory_order_relaxed);
-  if ((denied_in_script(lower) || latency) && !debug_allowed)
+  if (denied_in_script(lower, argv) && !debug_allowed)
     return fail("ERR This Redis command is not allowed from script");
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
   // options before it, before STREAMS), with the command's name as the script wrote it.
@@ -758,7 +791,21 @@ int l_randomseed(lua_State* L) {
 
 // The sandbox: scripts see globals through a proxy whose reads of missing names and writes fail
 // with Redis 7.0's texts.
+// Set while a library's code runs (FUNCTION LOAD): its globals are then the loading API alone,
+// `redis` with register_function, log and the constants, as in Redis 7.0; the functions it
+// registers see every global when they run later (their environment is this same proxy).
+thread_local bool t_env_loading = false;
+
 int l_env_index(lua_State* L) {
+  if (t_env_loading) {
+    const char* name = lua_tostring(L, 2);
+    if (name != nullptr && std::string_view(name) == "redis") {
+      lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
+      return 1;
+    }
+    return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                      name != nullptr ? name : "?");
+  }
   lua_pushvalue(L, 2);
   lua_rawget(L, LUA_GLOBALSINDEX);
   if (!lua_isnil(L, -1)) return 1;
@@ -987,7 +1034,6 @@ lua_State* new_state() {
       {"setresp", l_setresp},
       {"set_repl", l_set_repl},
       {"replicate_commands", l_replicate_commands},
-      {"register_function", l_register_function_at_runtime},
       {"breakpoint", l_breakpoint},
       {"debug", l_debug}};
   for (auto [name, fn] : fns) {
@@ -1342,14 +1388,21 @@ const char* register_function_body(lua_State* L, Loading* ld) {
   Function f;
   int callback_at = 0;
   const int argc = lua_gettop(L);
+  if (argc < 1 || argc > 2) return fail("wrong number of arguments to redis.register_function");
+  if (argc == 1 && !lua_istable(L, 1))
+    return fail(
+        "calling redis.register_function with a single argument is only applicable to Lua table "
+        "(representing named arguments).");
   if (argc == 2) {
     if (lua_type(L, 1) != LUA_TSTRING)
       return fail("first argument to redis.register_function must be a string");
     if (!lua_isfunction(L, 2))
       return fail("second argument to redis.register_function must be a function");
-    f.name = lua_tostring(L, 1);
+    std::size_t len = 0;
+    const char* name = lua_tolstring(L, 1, &len);
+    f.name.assign(name, len);  // a NUL inside makes the name invalid, as in Redis
     callback_at = 2;
-  } else if (argc == 1 && lua_istable(L, 1)) {
+  } else {
     lua_pushnil(L);
     while (lua_next(L, 1) != 0) {
       const char* key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "";
@@ -1357,7 +1410,9 @@ const char* register_function_body(lua_State* L, Loading* ld) {
       if (k == "function_name") {
         if (lua_type(L, -1) != LUA_TSTRING)
           return fail("function_name argument given to redis.register_function must be a string");
-        f.name = lua_tostring(L, -1);
+        std::size_t len = 0;
+        const char* name = lua_tolstring(L, -1, &len);
+        f.name.assign(name, len);
       } else if (k == "description") {
         if (lua_type(L, -1) != LUA_TSTRING)
           return fail("description argument given to redis.register_function must be a string");
@@ -1392,8 +1447,6 @@ const char* register_function_body(lua_State* L, Loading* ld) {
     raw_field(L, 1, "callback");
     if (!lua_isfunction(L, -1)) return fail("redis.register_function must get a callback argument");
     callback_at = lua_gettop(L);
-  } else {
-    return fail("wrong number of arguments to redis.register_function");
   }
   // Redis 7.0 says "Library names" for a bad function name too (functionsVerifyName's text).
   if (!valid_name(f.name))
@@ -1401,7 +1454,7 @@ const char* register_function_body(lua_State* L, Loading* ld) {
         "Library names can only contain letters, numbers, or underscores(_) and must be at least "
         "one character long");
   for (const auto& g : ld->functions)
-    if (g.name == f.name) return fail("Function already exists in the library");
+    if (iequals(g.name, f.name)) return fail("Function already exists in the library");
   lua_getfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   lua_pushvalue(L, callback_at);
   lua_setfield(L, -2, f.name.c_str());
@@ -1421,7 +1474,7 @@ int l_register_function(lua_State* L) {
   return lua_error(L);
 }
 
-// While a library loads, `redis` offers only register_function, log, setresp and the constants
+// While a library loads, `redis` offers only register_function, log and the constants
 // (Redis 7.0's loading API); anything else is a missing global.
 int l_loading_redis_index(lua_State* L) {
   const char* name = lua_tostring(L, 2);
@@ -1430,7 +1483,7 @@ int l_loading_redis_index(lua_State* L) {
     lua_pushcfunction(L, l_register_function);
     return 1;
   }
-  if (n == "log" || n == "setresp" || n.starts_with("LOG_") || n.starts_with("REDIS_VERSION")) {
+  if (n == "log" || n.starts_with("LOG_") || n.starts_with("REDIS_VERSION")) {
     lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_redis");
     lua_getfield(L, -1, name);
     return 1;
@@ -1449,34 +1502,39 @@ void load_hook(lua_State* L, lua_Debug*) {
   }
 }
 
-// Parses "#!lua name=lib" of a library. Returns false with *error set.
+// Parses "#!lua name=lib" of a library as Redis 7.0 does: the first line split with
+// sdssplitargs's quoting (name="lib" names lib), the engine name and "name=" compared without
+// case, other metadata refused.
 bool parse_library_shebang(std::string_view code, std::string* name, std::string* error) {
   if (!code.starts_with("#!")) {
     *error = "ERR Missing library metadata";
     return false;
   }
-  std::string_view line = code.substr(0, code.find('\n'));
-  std::vector<std::string_view> words;
-  for (std::size_t i = 0; i < line.size();) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    std::size_t j = i;
-    while (j < line.size() && line[j] != ' ') ++j;
-    if (j > i) words.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  if (words.empty() || words[0] != "#!lua") {
-    *error = "ERR Engine '" + std::string(words.empty() ? "" : words[0].substr(2)) + "' not found";
+  std::vector<std::string> words;
+  if (!split_inline_args(code.substr(0, code.find('\n')), &words)) {
+    *error = "ERR Invalid library metadata";
     return false;
   }
+  if (words.empty() || !iequals(std::string_view(words[0]).substr(2), "lua")) {
+    *error = "ERR Engine '" + (words.empty() ? std::string() : words[0].substr(2)) + "' not found";
+    return false;
+  }
+  name->clear();
+  bool named = false;
   for (std::size_t i = 1; i < words.size(); ++i) {
-    if (words[i].starts_with("name=")) {
-      *name = std::string(words[i].substr(5));
+    if (words[i].size() >= 5 && iequals(std::string_view(words[i]).substr(0, 5), "name=")) {
+      if (named) {
+        *error = "ERR Invalid metadata value, name argument was given multiple times";
+        return false;
+      }
+      named = true;
+      *name = words[i].substr(5);
     } else {
-      *error = "ERR Invalid metadata value given: " + std::string(words[i]);
+      *error = "ERR Invalid metadata value given: " + words[i];
       return false;
     }
   }
-  if (name->empty()) {
+  if (!named) {
     *error = "ERR Library name was not given";
     return false;
   }
@@ -1506,12 +1564,14 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   lua_setglobal(L, "redis");
   lua_pushvalue(L, saved_redis - 1);  // the chunk
   t_loading = ld;
+  t_env_loading = true;
   t_load_deadline_ms = steady_ms() + 500;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
   const bool enforced = lua_sandbox::set_enforced(L, true);
   const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
   lua_sandbox::set_enforced(L, enforced);
   t_loading = nullptr;
+  t_env_loading = false;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
   lua_pushvalue(L, saved_redis);
   lua_setglobal(L, "redis");
@@ -1652,6 +1712,16 @@ bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
 }
 
 }  // namespace
+
+CacheCounts cache_counts() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return {reg.scripts.size(), reg.functions.size(), reg.libraries.size()};
+}
+
+bool called_from_script() {
+  return t_engine.ctx != nullptr;
+}
 
 void set_disable_deny_scripts(bool on) {
   g_disable_deny_debug.store(on, std::memory_order_relaxed);
@@ -2027,7 +2097,7 @@ void function_restore_cmd(CommandContext& ctx) {
   }
   Registry& reg = registry();
   std::map<std::string, Library> saved_libs;
-  std::map<std::string, Function> saved_fns;
+  std::map<std::string, Function, CaseLess> saved_fns;
   {
     std::lock_guard<std::mutex> lock(reg.mu);
     saved_libs = reg.libraries;

@@ -26,6 +26,7 @@
 // registry and the per-worker run slots (read by SCRIPT KILL) are shared and synchronized.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -48,6 +49,16 @@ void set_kill_after_ms(std::int64_t ms);
 // DEBUG only, since the others (EVAL, MULTI, SUBSCRIBE, CLIENT…) would re-enter the script
 // engine or change the connection a script runs on. Relaxed: an independent switch.
 void set_disable_deny_scripts(bool on);
+
+// INFO memory's script counts: cached EVAL scripts (SCRIPT LOAD, EVAL), functions, libraries.
+struct CacheCounts {
+  std::size_t scripts = 0, functions = 0, libraries = 0;
+};
+CacheCounts cache_counts();
+
+// Whether the calling thread runs a command on behalf of a script (redis.call): SORT then sorts
+// what it would leave in a set's order, as Redis does for a script (the CLIENT_SCRIPT flag).
+bool called_from_script();
 
 // 0 when no script of the first `workers` workers has run past busy-reply-threshold, otherwise
 // that script's kind (1 EVAL/EVALSHA, 2 FCALL). Any thread; relaxed reads (a script that just

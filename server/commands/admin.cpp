@@ -22,6 +22,7 @@
 #include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
 #include "server/memory.hpp"
+#include "server/scripting.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -877,6 +878,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
       // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
       const std::size_t used = memory::used_bytes();
       const std::uint64_t maxmem = s.eviction().maxmemory();
+      const scripting::CacheCounts cached = scripting::cache_counts();
       // The zeros: eviction compares all of used_memory with maxmemory (Redis leaves out replica
       // and AOF buffers, which kvlab does not have); there is no active defrag; there is no
       // lazy-free thread: UNLINK and FLUSHALL/FLUSHDB ASYNC run as DEL and FLUSHALL do (a value
@@ -894,6 +896,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "active_defrag_running:0\r\n"
         << "lazyfree_pending_objects:0\r\n"
         << "lazyfreed_objects:0\r\n"
+        << "number_of_cached_scripts:" << cached.scripts << "\r\n"
+        << "number_of_functions:" << cached.functions << "\r\n"
+        << "number_of_libraries:" << cached.libraries << "\r\n"
         << "kvlab_eviction_tracked_keys:" << s.eviction().tracked_keys() << "\r\n"
         << "kvlab_eviction_queue:" << s.eviction().queue_name() << "\r\n";
     } else if (n == "persistence") {

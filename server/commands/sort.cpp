@@ -39,6 +39,7 @@
 #include "server/commands/set_types.hpp"
 #include "server/commands/value_types.hpp"
 #include "server/container.hpp"
+#include "server/scripting.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -209,8 +210,9 @@ void sort_generic(CommandContext& ctx, bool readonly) {
   std::vector<std::string> elems;
   if (!load_elements(ctx, ctx.arg(1), &src, &elems)) return;
 
-  // A set's iteration order is not meaningful: what is stored is sorted.
-  if (o.dontsort && src == Source::kSet && o.store) {
+  // A set's iteration order is not meaningful: what is stored, or returned to a script, is
+  // sorted (the same for every replica and every run, as in Redis).
+  if (o.dontsort && src == Source::kSet && (o.store || scripting::called_from_script())) {
     o.dontsort = false;
     o.alpha = true;
     o.by.reset();
