@@ -766,6 +766,18 @@ int l_debug(lua_State*) {
   return 0;
 }
 
+// redis.acl_check_cmd: kvlab has one user, allowed every command (AUTH/requirepass only), so a
+// known command is allowed; the errors are Redis 7.0's.
+int l_acl_check_cmd(lua_State* L) {
+  if (lua_gettop(L) == 0)
+    return luaL_error(L, "Please specify at least one argument for this redis lib call");
+  const char* name = lua_tostring(L, 1);
+  if (name == nullptr || CommandTable::instance().find(name) == nullptr)
+    return luaL_error(L, "Invalid command passed to redis.acl_check_cmd()");
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 int l_register_function_at_runtime(lua_State* L) {
   return luaL_error(L, "redis.register_function can only be called on FUNCTION LOAD command");
 }
@@ -1048,6 +1060,7 @@ lua_State* new_state() {
       {"set_repl", l_set_repl},
       {"replicate_commands", l_replicate_commands},
       {"breakpoint", l_breakpoint},
+      {"acl_check_cmd", l_acl_check_cmd},
       {"debug", l_debug}};
   for (auto [name, fn] : fns) {
     lua_pushcfunction(L, fn);

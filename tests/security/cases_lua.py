@@ -143,12 +143,15 @@ def case_gc_finalizer_on_flush(ctx):
     # before closing). newproxy is not reachable, in EVAL nor in a library.
     same_as_redis(ctx, "local a = newproxy(true) getmetatable(a).__gc = function() end",
                   "nonexistent global variable 'newproxy'")
+    # A library's own code sees only the loading API (Redis 7.0): the attempt runs in a function.
     lib = ctx.kv.cmd("FUNCTION", "LOAD", "#!lua name=gclib\n"
+                     "redis.register_function('gcf', function() "
                      "local ok = pcall(function() local p = newproxy(true) "
-                     "getmetatable(p).__gc = function() redis.call('ping') end end)\n"
-                     "local t = setmetatable({}, {__gc = function() error('x') end})\n"
-                     "redis.register_function('gcf', function() return 1 end)")
+                     "getmetatable(p).__gc = function() redis.call('ping') end end) "
+                     "local t = setmetatable({}, {__gc = function() error('x') end}) "
+                     "return 1 end)")
     expect(lib == b"gclib", "FUNCTION LOAD: %r" % lib)
+    expect(ctx.kv.cmd("FCALL", "gcf", "0") == 1, "FCALL gcf")
     for cmd in (("SCRIPT", "FLUSH"), ("FUNCTION", "FLUSH"), ("SCRIPT", "FLUSH", "ASYNC")):
         expect(ctx.kv.cmd(*cmd) == "OK", "%r" % (cmd,))
     expect(evalr(ctx.kv, "return 1") == 1, "scripts run after the flushes")
