@@ -339,6 +339,10 @@ TEST_SUITE("client limits") {
     CHECK(std::stoi(info_field(admin, "stats", "evicted_clients")) == rounds.load());
     CHECK(admin("PING").is_status("PONG"));
     INFO("RSS " << s.rss_bytes());
+#if !defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer freed blocks wait in its quarantine and RSS says nothing about the
+    // server's own memory (420 MB in CI); that build checks leaks at exit instead.
     CHECK(s.rss_bytes() < (256u << 20));
+#endif
   }
 }

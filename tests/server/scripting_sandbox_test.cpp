@@ -446,6 +446,14 @@ TEST_SUITE("server") {
   // A Lua error unwinds with longjmp: a C function that raises while C++ objects are alive in its
   // frame leaks them. A loop of caught errors must not grow the server's memory.
   TEST_CASE("errors raised by redis.call and redis.register_function leak no memory") {
+#if defined(__SANITIZE_ADDRESS__)
+    // used_memory is the server's RSS here (no maxmemory), and under AddressSanitizer freed
+    // blocks wait in its quarantine: RSS grew by 92 MB per loop in CI (under 2 MB in the regular
+    // build, where this test runs). That
+    // build finds leaks with LeakSanitizer at the server's exit instead.
+    MESSAGE("skipped under AddressSanitizer");
+    return;
+#endif
     kvtest::ServerProcess s({"--threads", "1"});
     Client c(s.port(), 60000);
     auto used = [&] {
