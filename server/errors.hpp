@@ -177,6 +177,12 @@ inline constexpr std::string_view kLcsIdxAndLen =
     "ERR If you want both the length and indexes, please just use IDX.";
 inline constexpr std::string_view kLcsTooMuchMemory =
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+// Past busy-reply-threshold: what every other command gets while a script (EVAL) or a function
+// (FCALL) runs.
+inline constexpr std::string_view kBusyScript =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+inline constexpr std::string_view kBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr std::string_view kLcsAllocFailed =
     "ERR Insufficient memory, failed allocating transient memory for LCS";
 }  // namespace kvlab::server::err

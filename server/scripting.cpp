@@ -502,6 +502,10 @@ bool denied_in_script(std::string_view name, std::span<const std::string_view> a
   // LATENCY's and ACL's subcommands but HELP.
   if (name == "latency" || name == "acl")
     return !(argv.size() >= 2 && iequals(argv[1], "help"));
+  // Only these have noscript subcommands: no string is built for the others (every redis.call).
+  if (name != "client" && name != "cluster" && name != "config" && name != "function" &&
+      name != "script")
+    return false;
   if (argv.size() < 2 || argv[1].size() > 32) return false;
   std::string sub(name);
   sub += '|';
@@ -894,12 +898,7 @@ void hook(lua_State* L, lua_Debug*) {
           g_busy_threshold_ms.load(std::memory_order_relaxed)) {
     CommandContext& ctx = *t_engine.ctx;
     const bool function = slot->kind.load(std::memory_order_relaxed) == 2;
-    ctx.worker.serve_while_busy(
-        &ctx.conn, function,
-        function ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                   "SHUTDOWN NOSAVE."
-                 : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-                   "SHUTDOWN NOSAVE.");
+    ctx.worker.serve_while_busy(&ctx.conn, function);
   }
   if (slot->kill.load(std::memory_order_relaxed)) {
     lua_sethook(L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);  // pcall cannot swallow it
@@ -1583,24 +1582,19 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   }
   lua_pushcfunction(L, l_error_handler);
   lua_insert(L, -2);
-  // The loading API: a read-only `redis` whose __index is l_loading_redis_index.
-  lua_getglobal(L, "redis");
-  const int saved_redis = lua_gettop(L);
-  lua_getfield(L, LUA_REGISTRYINDEX, "__kvlab_loading_redis");
-  lua_setglobal(L, "redis");
-  lua_pushvalue(L, saved_redis - 1);  // the chunk
+  const int handler = lua_gettop(L) - 1;
+  // The loading API: while t_env_loading is set, l_env_index shows the chunk only `redis`, the
+  // read-only table whose __index is l_loading_redis_index.
   t_loading = ld;
   t_env_loading = true;
   t_load_deadline_ms = steady_ms() + 500;
   lua_sethook(L, load_hook, LUA_MASKCOUNT, 10000);
   const bool enforced = lua_sandbox::set_enforced(L, true);
-  const int rc = lua_pcall(L, 0, 0, saved_redis - 2);
+  const int rc = lua_pcall(L, 0, 0, handler);
   lua_sandbox::set_enforced(L, enforced);
   t_loading = nullptr;
   t_env_loading = false;
   lua_sethook(L, hook, LUA_MASKCOUNT, 100000);
-  lua_pushvalue(L, saved_redis);
-  lua_setglobal(L, "redis");
   if (rc != 0) {
     std::string text = "?";
     if (lua_istable(L, -1)) {
@@ -1612,7 +1606,7 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   } else if (ld->functions.empty()) {
     ld->error = "ERR No functions registered";
   }
-  lua_settop(L, saved_redis - 3);
+  lua_settop(L, handler - 1);
   lua_sandbox::after_script(L);
   return ld->error.empty();
 }
@@ -1780,15 +1774,11 @@ void kill_generic(CommandContext& ctx, bool is_eval) {
       return;
     }
     if (is_eval && kind != 1) {
-      ctx.reply.error(
-          "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
-          "NOSAVE.");
+      ctx.reply.error(err::kBusyFunction);
       return;
     }
     if (!is_eval && kind != 2) {
-      ctx.reply.error(
-          "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
-          "NOSAVE.");
+      ctx.reply.error(err::kBusyScript);
       return;
     }
     s.kill.store(true, std::memory_order_relaxed);

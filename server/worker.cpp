@@ -811,8 +811,8 @@ void Worker::update_interest(Connection& c) {
   c.interest = want;
 }
 
-void Worker::serve_while_busy(const Connection* running, bool function,
-                              std::string_view busy_error) {
+void Worker::serve_while_busy(const Connection* running, bool function) {
+  const std::string_view busy_error = function ? err::kBusyFunction : err::kBusyScript;
   epoll_event events[kMaxEvents];
   const int n = epoll_wait(epfd_, events, kMaxEvents, 0);
   const std::int64_t now = wall_ms();
@@ -872,12 +872,7 @@ void Worker::gate_wait_hook(void* self) {
   auto* w = static_cast<Worker*>(self);
   const int kind = scripting::busy_script_kind(w->server_.num_workers());
   if (kind == 0) return;
-  w->serve_while_busy(
-      w->running_, kind == 2,
-      kind == 2 ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                  "SHUTDOWN NOSAVE."
-                : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
-                  "SHUTDOWN NOSAVE.");
+  w->serve_while_busy(w->running_, kind == 2);
 }
 
 void Worker::close_connection(Connection* c) {

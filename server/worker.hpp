@@ -160,9 +160,9 @@ class Worker {
   // Worker thread, from inside a script that ran past busy-reply-threshold (scripting.cpp): serves
   // this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
   // FUNCTION KILL run (and FUNCTION STATS when a function runs); every other command is answered
-  // `busy_error`. Nothing is closed or accepted here (the event batch that runs the script may
+  // BUSY (err::kBusyFunction when a function runs, else err::kBusyScript). Nothing is closed or accepted here (the event batch that runs the script may
   // still name these connections). running (nullptr: none) is the connection whose command runs.
-  void serve_while_busy(const Connection* running, bool function, std::string_view busy_error);
+  void serve_while_busy(const Connection* running, bool function);
   // In-process execution, with no socket and no thread (tests/fuzz/command_fuzz.cpp): the calling
   // thread acts as this worker's thread throughout. open_in_process() creates only the pub/sub
   // inbox (no listener, epoll set or eventfd; wake() then writes to no descriptor, harmlessly).

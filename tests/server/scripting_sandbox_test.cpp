@@ -449,8 +449,8 @@ TEST_SUITE("server") {
 #if defined(__SANITIZE_ADDRESS__)
     // used_memory is the server's RSS here (no maxmemory), and under AddressSanitizer freed
     // blocks wait in its quarantine: RSS grew by 92 MB per loop in CI (under 2 MB in the regular
-    // build, where this test runs). That
-    // build finds leaks with LeakSanitizer at the server's exit instead.
+    // build, where this test runs). That build finds leaks with LeakSanitizer at the server's
+    // exit instead.
     MESSAGE("skipped under AddressSanitizer");
     return;
 #endif
