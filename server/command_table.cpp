@@ -685,6 +685,7 @@ void dispatch(CommandContext& ctx) {
     // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
     // evicts before it runs the command (no client modified them: no NOLOOP origin).
     if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
+    if (notify_pending()) notify_flush(ctx.server, ctx.worker);  // "evicted" before its events
   }
   if (!room) {
     bool deny = (cmd->flags & kDenyOom) != 0;

@@ -24,6 +24,7 @@
 #include "server/commands/common.hpp"
 #include "server/errors.hpp"
 #include "server/keyspace_factory.hpp"
+#include "server/notify.hpp"
 #include "server/reply.hpp"
 #include "server/scripting.hpp"
 #include "structures/reclaim/epoch.hpp"
@@ -35,6 +36,15 @@
 namespace kvlab::server {
 
 namespace {
+
+// The commands whose replies are pub/sub pushes (subscription confirmations).
+bool is_subscription_command(std::string_view name) {
+  for (std::string_view n : {"subscribe", "psubscribe", "ssubscribe", "unsubscribe",
+                             "punsubscribe", "sunsubscribe"})
+    if (iequals(name, n)) return true;
+  return false;
+}
+
 // epoll user data for the two non-connection descriptors (connections use their Connection*).
 char g_listen_tag;
 char g_wake_tag;
@@ -442,6 +452,11 @@ void Worker::run() {
     if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled() &&
         server_.paused(now) == Server::kPauseNone)
       sweep_expired(now);
+    // Keyspace notifications of the sweep, of evictions and of blocked clients served here.
+    if (notify_pending()) {
+      notify_flush(server_, *this);
+      if (!touched_.empty()) flush_touched();
+    }
     if (tracking_pending()) {  // expired keys that tracking clients had read
       tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();
@@ -660,7 +675,10 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   // nothing.
   using RM = Connection::ReplyMode;
   if (c.reply_mode == RM::kOff || c.reply_mode == RM::kSkip) {
-    if (c.out.size() > out_before) c.out.truncate(out_before);
+    // (P|S)(UN)SUBSCRIBE confirmations are pushes, which Redis sends whatever the reply mode;
+    // their errors are ordinary replies and are dropped.
+    const bool push = reply.errors() == 0 && is_subscription_command(args[0]);
+    if (c.out.size() > out_before && !push) c.out.truncate(out_before);
     if (c.blocked) c.blocked_reply_dropped = true;
     if (c.reply_mode == RM::kSkip) c.reply_mode = RM::kOn;
   } else if (c.reply_mode == RM::kSkipNext) {
@@ -670,6 +688,8 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   if (c.tracking.caching && !c.tx && !iequals(args[0], "client")) c.tracking.caching = false;
   // Invalidations this command caused leave after its reply (a plain thread-local read).
   if (tracking_pending()) tracking_flush(server_, *this, c.id);
+  // Keyspace notifications too, after the reply and any truncation of it (notify.hpp).
+  if (notify_pending()) notify_flush(server_, *this);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
   if (reply.errors() != 0) {

@@ -184,6 +184,7 @@ void setbit_cmd(CommandContext& ctx) {
   } else if (no_memory) {
     ctx.reply.error(err::kNoMemory);
   } else {
+    notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));  // even when unchanged
     ctx.reply.integer(old_bit);
   }
 }
@@ -321,7 +322,12 @@ void bitop_cmd(CommandContext& ctx) {
   }
   const std::string_view dest = ctx.arg(2);
   if (max_len == 0) {
-    ctx.ks.erase(dest);
+    bool existed = false;
+    ctx.ks.update(dest, [&](const Value* v) {
+      existed = live(v, ctx.now_ms) != nullptr;
+      return v != nullptr ? U::erase() : U::keep();
+    });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", dest);
     ctx.reply.integer(0);
     return;
   }
@@ -352,6 +358,7 @@ void bitop_cmd(CommandContext& ctx) {
     }
   }
   ctx.ks.insert_or_assign(dest, Value{ObjectRef(out), 0});
+  notify_keyspace_event(ctx, kNotifyString, "set", dest);
   ctx.reply.integer(static_cast<std::int64_t>(max_len));
 }
 
@@ -590,6 +597,11 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
     ctx.reply.error(wrong_type ? err::kWrongType : err::kNoMemory);
     return;
   }
+  // "setbit" when a SET or INCRBY wrote (an overflow FAIL writes nothing), as Redis.
+  bool changed = false;
+  for (std::size_t k = 0; k < ops.size(); ++k)
+    changed = changed || (ops[k].opcode != FieldOpcode::kGet && results[k].has_value());
+  if (changed) notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));
   ctx.reply.array(results.size());
   for (const auto& r : results) {
     if (r) {

@@ -825,6 +825,8 @@ void apply(Server& s, std::size_t i, const std::string& v) {
       set_stream_node_limits(stream_node_max_entries(), std::stoull(v));
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
+    // Keyspace notifications (notify.hpp).
+    if (n == "notify-keyspace-events") set_notify_flags(v);
     // The tracking table's bound (tracking.hpp).
     if (n == "tracking-table-max-keys") {
       set_tracking_max_keys(std::stoll(v));
@@ -923,23 +925,36 @@ void config_set_cmd(CommandContext& ctx) {
     idx.push_back(static_cast<std::size_t>(p - kParams));
   }
   std::vector<std::string> canon(idx.size());
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (std::size_t k = 0; k < idx.size(); ++k) {
-    const Param& p = kParams[idx[k]];
-    const std::string_view given = ctx.arg(2 + 2 * k);
-    std::string why;
-    if (!canonical(p, ctx.arg(3 + 2 * k), &canon[k], &why)) {
-      ctx.reply.error(err::config_set_invalid(given, why));
-      return;
+  bool maxmemory_set = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const Param& p = kParams[idx[k]];
+      const std::string_view given = ctx.arg(2 + 2 * k);
+      std::string why;
+      if (!canonical(p, ctx.arg(3 + 2 * k), &canon[k], &why)) {
+        ctx.reply.error(err::config_set_invalid(given, why));
+        return;
+      }
+      if ((p.flags & kFixed) && canon[k] != get_value(ctx.server, idx[k])) {
+        ctx.reply.error(err::config_set_invalid(
+            given, "kvlab-server cannot change this setting at run time (it is " +
+                       get_value(ctx.server, idx[k]) + ")"));
+        return;
+      }
     }
-    if ((p.flags & kFixed) && canon[k] != get_value(ctx.server, idx[k])) {
-      ctx.reply.error(err::config_set_invalid(
-          given, "kvlab-server cannot change this setting at run time (it is " +
-                     get_value(ctx.server, idx[k]) + ")"));
-      return;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      apply(ctx.server, idx[k], canon[k]);
+      maxmemory_set = maxmemory_set || kParams[idx[k]].name == "maxmemory";
     }
   }
-  for (std::size_t k = 0; k < idx.size(); ++k) apply(ctx.server, idx[k], canon[k]);
+  // As Redis 7.0, a new maxmemory evicts at once, not at the next command (and its "evicted"
+  // events leave with this reply). CONFIG SET holds no key locks here: it names no keys, and it
+  // cannot run inside a script; inside EXEC the locks are held, so the next command evicts.
+  if (maxmemory_set && !ctx.conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone)
+    ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
+                                    ctx.now_ms);
   ctx.reply.ok();
 }
 

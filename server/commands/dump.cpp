@@ -114,14 +114,17 @@ void restore_cmd(CommandContext& ctx) {
                     : ttl + ctx.now_ms;
   }
   if (ttl != 0 && expire_ms <= ctx.now_ms) {
-    if (replace) ctx.ks.erase(key);
+    if (replace && ctx.ks.erase(key)) notify_keyspace_event(ctx, kNotifyGeneric, "del", key);
     ctx.reply.ok();
     return;
   }
   // Redis's RESTORE deletes and adds (no LFU carry from a replaced value): insert_or_assign.
   ctx.server.eviction().restore_access(*obj, idle_s, static_cast<int>(freq_n), ctx.now_ms);
-  ctx.ks.insert_or_assign(key, Value{std::move(obj), expire_ms});
+  // REPLACE deletes and adds the key anew: "new" even over an existing key, as Redis.
+  if (!ctx.ks.insert_or_assign(key, Value{std::move(obj), expire_ms}))
+    notify_keyspace_event(ctx, kNotifyNew, "new", key);
   if (expire_ms != 0) ctx.worker.track_expiry(key, expire_ms);
+  notify_keyspace_event(ctx, kNotifyGeneric, "restore", key);
   ctx.reply.ok();
 }
 
