@@ -159,7 +159,7 @@ void setbit_cmd(CommandContext& ctx) {
   }
   const std::size_t byte = offset >> 3;
   const unsigned mask = 1u << (7 - (offset & 7));
-  bool wrong_type = false, no_memory = false;
+  bool wrong_type = false, no_memory = false, changed = false;
   int old_bit = 0;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
@@ -168,7 +168,9 @@ void setbit_cmd(CommandContext& ctx) {
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     old_bit = byte < base.size() && (ubytes(base)[byte] & mask) != 0 ? 1 : 0;
+    changed = false;
     if (v != nullptr && byte < base.size() && old_bit == on) return U::keep();  // nothing changes
+    changed = true;
     Object* o = Object::try_make_zeroed(std::max(base.size(), byte + 1));
     if (o == nullptr) {
       no_memory = true;
@@ -184,7 +186,8 @@ void setbit_cmd(CommandContext& ctx) {
   } else if (no_memory) {
     ctx.reply.error(err::kNoMemory);
   } else {
-    notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));  // even when unchanged
+    // Only a write that created, grew or flipped something, as Redis 7.0.15.
+    if (changed) notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));
     ctx.reply.integer(old_bit);
   }
 }

@@ -825,8 +825,6 @@ void apply(Server& s, std::size_t i, const std::string& v) {
       set_stream_node_limits(stream_node_max_entries(), std::stoull(v));
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
-    // Keyspace notifications (notify.hpp).
-    if (n == "notify-keyspace-events") set_notify_flags(v);
     // The tracking table's bound (tracking.hpp).
     if (n == "tracking-table-max-keys") {
       set_tracking_max_keys(std::stoll(v));
@@ -946,6 +944,10 @@ void config_set_cmd(CommandContext& ctx) {
     for (std::size_t k = 0; k < idx.size(); ++k) {
       apply(ctx.server, idx[k], canon[k]);
       maxmemory_set = maxmemory_set || kParams[idx[k]].name == "maxmemory";
+      // Keyspace notifications (notify.hpp) take the value as given: its shown form drops
+      // n as Redis does ("AKEnm" reads back "AKEm" but notifies "new").
+      if (kParams[idx[k]].name == "notify-keyspace-events")
+        set_notify_flags(ctx.arg(3 + 2 * k));
     }
   }
   // As Redis 7.0, a new maxmemory evicts at once, not at the next command (and its "evicted"

@@ -508,7 +508,7 @@ void copy_cmd(CommandContext& ctx) {
     return;
   }
   Value v;
-  if (!get_value(ctx, src, &v, true, false)) {
+  if (!get_value(ctx, src, &v)) {  // a read lookup in Redis's COPY ("keymiss")
     ctx.reply.integer(0);
     return;
   }
