@@ -108,12 +108,12 @@ void check_same(const std::vector<std::string>& kvlab, const std::vector<std::st
 }
 
 kvtest::ServerProcess& kvlab() {
-  static kvtest::ServerProcess s({"--threads", "2"});
+  static kvtest::ServerProcess s({"--threads", "2", "--enable-debug-command", "yes"});
   return s;
 }
 
 kvtest::RedisProcess& redis() {
-  static kvtest::RedisProcess r;
+  static kvtest::RedisProcess r({"--enable-debug-command", "yes"});
   return r;
 }
 
@@ -353,6 +353,45 @@ TEST_CASE("expired keys notify as in redis-server, lazily and by the active swee
                       {std::string(kSleep), "60"},
                       {"DEL", "deleted"},
                   });
+}
+
+// A command that meets a key whose TTL has passed expires it first, as Redis's lookups do:
+// "expired" (then "keymiss" for a read, "new" for a write that creates the key again) before the
+// command's own events. The active sweep is off meanwhile, so that only the commands expire keys.
+TEST_CASE("commands on expired keys notify as in redis-server") {
+  const Script script = {
+      {"DEBUG", "SET-ACTIVE-EXPIRE", "0"},
+      {"PSETEX", "s", "20", "v"},
+      {"PSETEX", "n", "20", "1"},
+      {"PSETEX", "k1", "20", "v"},
+      {"PSETEX", "k2", "20", "v"},
+      {"PSETEX", "k3", "20", "v"},
+      {"PSETEX", "k4", "20", "v"},
+      {"RPUSH", "l", "a"},
+      {"PEXPIRE", "l", "20"},
+      {"HSET", "h", "f", "v"},
+      {"PEXPIRE", "h", "20"},
+      {"SADD", "st", "a"},
+      {"PEXPIRE", "st", "20"},
+      {"ZADD", "z", "1", "a"},
+      {"PEXPIRE", "z", "20"},
+      {"XADD", "x", "1-1", "f", "v"},
+      {"PEXPIRE", "x", "20"},
+      {std::string(kSleep), "60"},
+      {"SET", "s", "w"},
+      {"INCR", "n"},
+      {"RPUSH", "l", "b"},
+      {"HSET", "h", "f", "w"},
+      {"SADD", "st", "b"},
+      {"ZADD", "z", "2", "b"},
+      {"XADD", "x", "2-1", "f", "v"},
+      {"GET", "k1"},
+      {"EXPIRE", "k2", "100"},
+      {"DEL", "k3"},
+      {"RENAME", "k4", "k5"},
+      {"DEBUG", "SET-ACTIVE-EXPIRE", "1"},
+  };
+  compare("AKEnm", script);
 }
 
 // Eviction: CONFIG SET maxmemory evicts at once (as Redis 7.0), and each evicted key notifies.
