@@ -419,8 +419,8 @@ void expire_before_write(CommandContext& ctx, const CommandSpec* cmd) {
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   if (ctx.top_level && postpone_if_paused(ctx, cmd)) [[unlikely]]
     return;
-  if ((cmd->flags & (kWrite | kScript)) == kWrite &&
-      notify_enabled(kNotifyExpired | kNotifyNew)) [[unlikely]]
+  if ((cmd->flags & (kWrite | kScript)) == kWrite && notify_enabled(kNotifyExpired | kNotifyNew))
+      [[unlikely]]
     expire_before_write(ctx, cmd);
   // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
   // is nested: t_running is set).

@@ -19,33 +19,22 @@ struct Noted {
 thread_local std::vector<Noted> t_noted;
 
 constexpr std::uint32_t kAllClasses = kNotifyGeneric | kNotifyString | kNotifyList | kNotifySet |
-                                      kNotifyHash | kNotifyZset | kNotifyExpired |
-                                      kNotifyEvicted | kNotifyStream | kNotifyModule;
+                                      kNotifyHash | kNotifyZset | kNotifyExpired | kNotifyEvicted |
+                                      kNotifyStream | kNotifyModule;
 
 }  // namespace
 
 std::uint32_t parse_notify_flags(std::string_view s) {
+  // Each letter of Redis's notify-keyspace-events with its bit; "A" is every class but m and n.
+  static constexpr std::pair<char, std::uint32_t> kLetters[] = {
+      {'A', kAllClasses},    {'K', kNotifyKeyspace}, {'E', kNotifyKeyevent}, {'g', kNotifyGeneric},
+      {'$', kNotifyString},  {'l', kNotifyList},     {'s', kNotifySet},      {'h', kNotifyHash},
+      {'z', kNotifyZset},    {'x', kNotifyExpired},  {'e', kNotifyEvicted},  {'t', kNotifyStream},
+      {'m', kNotifyKeyMiss}, {'d', kNotifyModule},   {'n', kNotifyNew}};
   std::uint32_t f = 0;
-  for (char c : s) {
-    switch (c) {
-      case 'A': f |= kAllClasses; break;
-      case 'K': f |= kNotifyKeyspace; break;
-      case 'E': f |= kNotifyKeyevent; break;
-      case 'g': f |= kNotifyGeneric; break;
-      case '$': f |= kNotifyString; break;
-      case 'l': f |= kNotifyList; break;
-      case 's': f |= kNotifySet; break;
-      case 'h': f |= kNotifyHash; break;
-      case 'z': f |= kNotifyZset; break;
-      case 'x': f |= kNotifyExpired; break;
-      case 'e': f |= kNotifyEvicted; break;
-      case 't': f |= kNotifyStream; break;
-      case 'm': f |= kNotifyKeyMiss; break;
-      case 'd': f |= kNotifyModule; break;
-      case 'n': f |= kNotifyNew; break;
-      default: break;  // CONFIG SET has refused it already
-    }
-  }
+  for (char c : s)  // CONFIG SET has refused any other character already
+    for (const auto& [letter, bit] : kLetters)
+      if (c == letter) f |= bit;
   return f;
 }
 
@@ -56,11 +45,12 @@ void set_notify_flags(std::string_view s) {
   if ((f & (kNotifyKeyspace | kNotifyKeyevent)) == 0 ||
       (f & ~(kNotifyKeyspace | kNotifyKeyevent)) == 0)
     f = 0;
-  g_notify_flags.store(f, std::memory_order_relaxed);  // relaxed: see notify_enabled()
+  g_notify_flags.word.store(f, std::memory_order_relaxed);  // relaxed: see notify_enabled()
 }
 
 void notify_note(std::uint32_t cls, std::string_view event, std::string_view key) {
-  const std::uint32_t f = g_notify_flags.load(std::memory_order_relaxed);  // see notify_enabled()
+  const std::uint32_t f =
+      g_notify_flags.word.load(std::memory_order_relaxed);  // see notify_enabled()
   if ((f & cls) == 0) return;
   t_noted.push_back({f & (kNotifyKeyspace | kNotifyKeyevent), event, std::string(key)});
   t_notify_pending = true;

@@ -52,8 +52,14 @@ enum NotifyClass : std::uint32_t {
 };
 
 // The effective flags: 0 unless at least one of K and E and one class are set, so that the test
-// in notify_keyspace_event() is the whole cost when nothing would be published.
-inline std::atomic<std::uint32_t> g_notify_flags{0};
+// in notify_keyspace_event() is the whole cost when nothing would be published. On a cache line
+// of its own: every worker reads it on every write, and only CONFIG SET writes it, so no
+// frequently written neighbour may share its line.
+struct alignas(64) NotifyFlags {
+  std::atomic<std::uint32_t> word{0};
+};
+static_assert(sizeof(NotifyFlags) == 64);
+inline NotifyFlags g_notify_flags;
 
 // Parses notify-keyspace-events' value (validated by CONFIG SET: "A", the class letters, K, E)
 // into NotifyClass bits.
@@ -67,7 +73,7 @@ inline bool notify_enabled(std::uint32_t cls) {
   // client sends after reading CONFIG SET's reply reads the new value (the store precedes the
   // reply, the reply precedes the request); a command running concurrently with CONFIG SET may
   // notify under either setting, as it could have run just before or just after it.
-  return (g_notify_flags.load(std::memory_order_relaxed) & cls) != 0;
+  return (g_notify_flags.word.load(std::memory_order_relaxed) & cls) != 0;
 }
 
 // Slow path: notes the event for the calling thread's next notify_flush().
@@ -75,8 +81,7 @@ void notify_note(std::uint32_t cls, std::string_view event, std::string_view key
 
 // The central hook: the command handlers call it where Redis calls notifyKeyspaceEvent; expiry
 // and eviction call it too. event must be a string literal (it is kept by reference).
-inline void notify_keyspace_event(std::uint32_t cls, std::string_view event,
-                                  std::string_view key) {
+inline void notify_keyspace_event(std::uint32_t cls, std::string_view event, std::string_view key) {
   if (notify_enabled(cls)) notify_note(cls, event, key);
 }
 inline void notify_keyspace_event(CommandContext& /*ctx*/, std::uint32_t cls,

@@ -39,8 +39,8 @@ namespace {
 
 // The commands whose replies are pub/sub pushes (subscription confirmations).
 bool is_subscription_command(std::string_view name) {
-  for (std::string_view n : {"subscribe", "psubscribe", "ssubscribe", "unsubscribe",
-                             "punsubscribe", "sunsubscribe"})
+  for (std::string_view n :
+       {"subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"})
     if (iequals(name, n)) return true;
   return false;
 }

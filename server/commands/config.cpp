@@ -946,8 +946,7 @@ void config_set_cmd(CommandContext& ctx) {
       maxmemory_set = maxmemory_set || kParams[idx[k]].name == "maxmemory";
       // Keyspace notifications (notify.hpp) take the value as given: its shown form drops
       // n as Redis does ("AKEnm" reads back "AKEm" but notifies "new").
-      if (kParams[idx[k]].name == "notify-keyspace-events")
-        set_notify_flags(ctx.arg(3 + 2 * k));
+      if (kParams[idx[k]].name == "notify-keyspace-events") set_notify_flags(ctx.arg(3 + 2 * k));
     }
   }
   // As Redis 7.0, a new maxmemory evicts at once, not at the next command (and its "evicted"
@@ -955,8 +954,7 @@ void config_set_cmd(CommandContext& ctx) {
   // cannot run inside a script; inside EXEC the locks are held, so the next command evicts.
   if (maxmemory_set && !ctx.conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
       ctx.server.paused(ctx.now_ms) == Server::kPauseNone)
-    ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
-                                    ctx.now_ms);
+    ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(), ctx.now_ms);
   ctx.reply.ok();
 }
 

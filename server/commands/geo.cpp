@@ -604,8 +604,8 @@ void search_generic(CommandContext& ctx, std::size_t src, unsigned flags) {
     if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", pending.key);
   } else {
     ctx.ks.insert_or_assign(pending.key, Value{std::move(pending.result), 0});
-    notify_keyspace_event(ctx, kNotifyZset,
-                          (flags & kSearch) ? "geosearchstore" : "georadiusstore", pending.key);
+    notify_keyspace_event(ctx, kNotifyZset, (flags & kSearch) ? "geosearchstore" : "georadiusstore",
+                          pending.key);
   }
   ctx.reply.integer(static_cast<std::int64_t>(pending.size));
 }

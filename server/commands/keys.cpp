@@ -38,17 +38,14 @@ using U = Update<Value>;
 void del_cmd(CommandContext& ctx) {
   std::int64_t removed = 0;
   for (std::size_t i = 1; i < ctx.argc(); ++i) {
-    bool was_live = false, existed = false;
+    bool was_live = false;
     ctx.ks.update(ctx.arg(i), [&](const Value* cur) {
       was_live = live(cur, ctx.now_ms) != nullptr;
-      existed = cur != nullptr;
       return cur != nullptr ? U::erase() : U::keep();
     });
     removed += was_live ? 1 : 0;
-    // An expired value is removed as expired (Redis expires it on lookup, then finds nothing).
-    if (existed)
-      notify_keyspace_event(ctx, was_live ? kNotifyGeneric : kNotifyExpired,
-                            was_live ? "del" : "expired", ctx.arg(i));
+    // An expired key's "expired" came first (invoke(): expire_before_write).
+    if (was_live) notify_keyspace_event(ctx, kNotifyGeneric, "del", ctx.arg(i));
   }
   ctx.reply.integer(removed);
 }

@@ -100,7 +100,8 @@ void push_generic(CommandContext& ctx, bool left, bool only_existing) {
     len = l.size();
   });
   if (a == Access::kWrongType) return;
-  if (a == Access::kOk) notify_keyspace_event(ctx, kNotifyList, left ? "lpush" : "rpush", ctx.arg(1));
+  if (a == Access::kOk)
+    notify_keyspace_event(ctx, kNotifyList, left ? "lpush" : "rpush", ctx.arg(1));
   ctx.reply.integer(a == Access::kOk ? static_cast<std::int64_t>(len) : 0);
 }
 void lpush_cmd(CommandContext& ctx) { push_generic(ctx, true, false); }
@@ -357,7 +358,8 @@ void linsert_cmd(CommandContext& ctx) {
     result = static_cast<std::int64_t>(l.size());
     return true;
   });
-  if (a == Access::kOk && result > 0) notify_keyspace_event(ctx, kNotifyList, "linsert", ctx.arg(1));
+  if (a == Access::kOk && result > 0)
+    notify_keyspace_event(ctx, kNotifyList, "linsert", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(result);
 }
 
@@ -454,7 +456,8 @@ void lmpop_cmd(CommandContext& ctx) {
       ctx.reply.array(n);
       for (std::size_t i = 0; i < n; ++i) ctx.reply.bulk(take(l, left));
     });
-    if (a == Access::kOk) notify_container_write(ctx, kNotifyList, left ? "lpop" : "rpop", ctx.arg(k));
+    if (a == Access::kOk)
+      notify_container_write(ctx, kNotifyList, left ? "lpop" : "rpop", ctx.arg(k));
     if (a == Access::kWrongType || a == Access::kOk) return;
   }
   ctx.reply.null_array();

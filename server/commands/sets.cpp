@@ -374,8 +374,8 @@ void smove_cmd(CommandContext& ctx) {
   bool added = false;
   // A member the destination already holds changes nothing there: WATCH on the destination
   // stays valid, as Redis signals the destination only when the member was added.
-  const Access da =
-      write_container<SetObject>(ctx, dst, true, [&](MemberSet& s) { return added = s.insert(member); });
+  const Access da = write_container<SetObject>(
+      ctx, dst, true, [&](MemberSet& s) { return added = s.insert(member); });
   if (da == Access::kWrongType) {
     // The destination changed type after the check (WRONGTYPE is already replied): undo the
     // removal so that the member is not lost. The source may be re-created for it.

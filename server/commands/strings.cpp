@@ -302,7 +302,8 @@ void msetnx_cmd(CommandContext& ctx) {
     return;
   }
   for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2) {
-    if (read_live(ctx, ctx.arg(i), [](const Value&) {}, true, /*read_lookup=*/false)) {
+    if (read_live(
+            ctx, ctx.arg(i), [](const Value&) {}, true, /*read_lookup=*/false)) {
       ctx.reply.integer(0);
       return;
     }
