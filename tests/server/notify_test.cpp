@@ -430,3 +430,24 @@ TEST_CASE("an actively expired key notifies while no command runs") {
     CHECK(w->cmd({"CONFIG", "SET", "notify-keyspace-events", ""}).is_status("OK"));
   }
 }
+
+// CONFIG SET maxmemory below the memory in use evicts at once, as Redis 7.0 does, not at the next
+// command: the subscriber gets "evicted" while the writer sends nothing more.
+TEST_CASE("CONFIG SET maxmemory evicts at once and the evicted key notifies") {
+  REQUIRE(kvlab().running());
+  Client sub(kvlab().port());
+  Client w(kvlab().port());
+  REQUIRE((sub.ok() && w.ok()));
+  CHECK(w.cmd({"FLUSHALL"}).is_status("OK"));
+  REQUIRE(sub.cmd({"SUBSCRIBE", "__keyevent@0__:evicted"}).elements.size() == 3);
+  CHECK(w.cmd({"CONFIG", "SET", "notify-keyspace-events", "Ee"}).is_status("OK"));
+  CHECK(w.cmd({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}).is_status("OK"));
+  CHECK(w.cmd({"SET", "victim", "v"}).is_status("OK"));
+  CHECK(w.cmd({"CONFIG", "SET", "maxmemory", "1"}).is_status("OK"));
+  const Reply m = sub.get_reply();  // the client's 5 s timeout bounds the wait
+  REQUIRE(m.elements.size() == 3);
+  CHECK(m.elements[2].str == "victim");
+  CHECK(w.cmd({"CONFIG", "SET", "maxmemory", "0"}).is_status("OK"));
+  CHECK(w.cmd({"CONFIG", "SET", "maxmemory-policy", "noeviction"}).is_status("OK"));
+  CHECK(w.cmd({"CONFIG", "SET", "notify-keyspace-events", ""}).is_status("OK"));
+}
