@@ -25,6 +25,9 @@ using Script = std::vector<std::vector<std::string>>;
 
 // A step that sleeps instead of sending a command (expiry needs time to pass).
 constexpr std::string_view kSleep = "__sleep_ms";
+// A step sent by a connection of its own, which then blocks (BLPOP ...): the script goes on once
+// the server counts it as blocked.
+constexpr std::string_view kBlock = "__block";
 // An argument replaced by the last bulk-string reply (DUMP's payload for RESTORE).
 constexpr std::string_view kLast = "__last_reply";
 
@@ -63,9 +66,25 @@ std::vector<std::string> notifications(int port, const std::string& flags, const
   REQUIRE(s.elements.size() == 3);
   CHECK(w->cmd({"CONFIG", "SET", "notify-keyspace-events", flags}).is_status("OK"));
   std::string last;
+  std::vector<std::unique_ptr<Client>> blocked;
   for (const auto& step : script) {
     if (step[0] == kSleep) {
       std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(step[1])));
+      continue;
+    }
+    if (step[0] == kBlock) {
+      blocked.push_back(std::make_unique<Client>(port));
+      blocked.back()->append(std::vector<std::string>(step.begin() + 1, step.end()));
+      int done = 0;
+      while (done == 0) REQUIRE(redisBufferWrite(blocked.back()->raw(), &done) == REDIS_OK);
+      bool seen = false;
+      for (int i = 0; i < 200 && !seen; ++i) {  // up to 2 s
+        const Reply info = w->cmd({"INFO", "clients"});
+        seen = info.str.find("blocked_clients:" + std::to_string(blocked.size()) + "\r") !=
+               std::string::npos;
+        if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      REQUIRE_MESSAGE(seen, "not blocked: " << step[1]);
       continue;
     }
     std::vector<std::string> args = step;
@@ -392,6 +411,23 @@ TEST_CASE("commands on expired keys notify as in redis-server") {
       {"DEBUG", "SET-ACTIVE-EXPIRE", "1"},
   };
   compare("AKEnm", script);
+}
+
+// Blocked clients served by a push: the pusher's event, then the pop the server runs for the
+// blocked client ("lpop", "zpopmin", BLMOVE's push and pop), then "del" when that empties the key.
+TEST_CASE("clients served from a blocking wait notify as in redis-server") {
+  compare("AKEn", {
+                      {std::string(kBlock), "BLPOP", "bl", "5"},
+                      {std::string(kBlock), "BLMOVE", "src", "dst", "RIGHT", "LEFT", "5"},
+                      {std::string(kBlock), "BZPOPMIN", "bz", "5"},
+                      {std::string(kBlock), "BLMPOP", "5", "1", "bm", "LEFT", "COUNT", "5"},
+                      {std::string(kBlock), "BZMPOP", "5", "1", "bzm", "MAX", "COUNT", "5"},
+                      {"LPUSH", "bl", "a", "b"},
+                      {"RPUSH", "src", "x"},
+                      {"ZADD", "bz", "1", "m"},
+                      {"RPUSH", "bm", "a", "b"},
+                      {"ZADD", "bzm", "1", "a", "2", "b"},
+                  });
 }
 
 // Eviction: CONFIG SET maxmemory evicts at once (as Redis 7.0), and each evicted key notifies.
