@@ -130,6 +130,13 @@ struct CommandSpec {
 bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
                   std::vector<std::size_t>* out);
 
+// Redis 7.0's key-spec flags of a command's nth key (0-based, in command_keys() order) for
+// COMMAND GETKEYSANDFLAGS, space-separated ("RW access delete"). full_name is the command's name,
+// "parent|sub" for a subcommand; argv is the whole command (SET and BITFIELD depend on it).
+// (key_flags.cpp)
+std::string_view key_flags(const CommandSpec& c, std::string_view full_name,
+                           std::span<const std::string_view> argv, std::size_t nth);
+
 // Redis's no_mandatory_keys flag (the scripts): the command may name no key at all.
 bool no_mandatory_keys(const CommandSpec& c);
 

@@ -82,6 +82,11 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = t
   return false;
 }
 
+// KEYS, SCAN, RANDOMKEY and DEBUG DIGEST walk the keyspace. Backends whose for_each needs
+// quiescent writers (traits().concurrent_for_each == false) may only do so when this is the only
+// worker; otherwise replies an error naming the backend and returns false (keys.cpp).
+bool can_walk(CommandContext& ctx);
+
 // The live value among what update() passes in: nullptr when absent or expired.
 inline const Value* live(const Value* v, std::int64_t now_ms) {
   return (v != nullptr && !v->expired_at(now_ms)) ? v : nullptr;
