@@ -15,6 +15,7 @@
 #include "server/cluster_migration.hpp"
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
+#include "server/session.hpp"
 #include "server/container.hpp"
 #include "server/errors.hpp"
 #include "server/monitor.hpp"
@@ -601,7 +602,7 @@ void dispatch(CommandContext& ctx) {
   // (rejectCommand -> execCommandAbort), also outside MULTI.
   auto reject_top = [&](const CommandSpec* c, std::string_view text) {
     if (c->name != "exec") return reject(text);
-    reset_transaction_state(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     if (text.starts_with("ERR ")) text.remove_prefix(4);
     ctx.reply.error("EXECABORT Transaction discarded because of: " + std::string(text));
   };
@@ -663,7 +664,7 @@ void dispatch(CommandContext& ctx) {
     const bool asking = conn.asking || top->name == "restore-asking";
     if (std::string e = cluster_redirect(ctx, cmd, top, asking); !e.empty()) {
       if (top->name == "exec" && conn.tx != nullptr) {  // Redis discards the transaction
-        reset_transaction_state(ctx);
+        discard_transaction(ctx.server, ctx.conn);
         ctx.reply.error(e);
       } else {
         reject(e);  // while queuing, EXEC will answer EXECABORT

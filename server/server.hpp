@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,6 +67,7 @@ struct Config {
   std::string maxmemory_policy = "noeviction";
   int maxmemory_samples = 5;
   std::string eviction_queue = "queue/kvlab";
+  std::size_t expected_keys = 1024;  // --expected-keys: the keyspace's initial capacity hint
 };
 
 // One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when
@@ -273,6 +275,9 @@ class Server {
   std::int64_t start_ms() const { return start_ms_; }
   const std::string& placement_summary() const { return placement_summary_; }
   void set_placement_summary(std::string s) { placement_summary_ = std::move(s); }
+  // Runs once in start(), after the server's parts exist and before any worker serves: the
+  // start-up parameters that are applied as CONFIG SET applies them (commands/config.hpp).
+  void set_configure(std::function<void(Server&)> f) { configure_ = std::move(f); }
   const std::vector<std::string>& worker_placement() const { return worker_placement_; }
 
   // instantaneous_ops_per_sec: workers call sample() on their loop iterations; any may win.
@@ -381,6 +386,7 @@ class Server {
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
   std::unique_ptr<Eviction> eviction_;    // created in start(), once the worker count is known
+  std::function<void(Server&)> configure_;  // set_configure
   PubSubRegistry pubsub_;                 // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};

@@ -229,24 +229,15 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
   std::lock_guard<std::mutex> lock(mu_);
   if (!table_.empty())
     for (const std::string& k : keys) invalidate_key_locked(server, origin, k);
-  if (!prefixes_.empty() && !keys.empty()) {
-    std::vector<std::string_view> sorted(keys.begin(), keys.end());
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    std::vector<std::string_view> match;
-    for (auto& [prefix, ids] : prefixes_) {
-      match.clear();
-      for (std::string_view k : sorted)
-        if (k.starts_with(prefix)) match.push_back(k);
-      if (match.empty()) continue;
-      const std::string arr = encode_keys(match);
-      for (std::uint64_t id : ids) {
-        auto c = clients_map_.find(id);
-        if (c == clients_map_.end()) continue;
-        // NOLOOP: every key of this batch was modified by `origin`.
-        if (c->second.noloop && id == origin) continue;
-        send_locked(server, id, c->second, arr);
-      }
+  if (!prefixes_.empty()) {
+    for (const std::string& k : keys) {
+      // Noted once per key, with its last modifier, when some prefix covers it.
+      auto p = prefixes_.upper_bound(std::string_view(k));
+      bool covered = false;
+      for (auto it = prefixes_.begin(); it != p && !covered; ++it) covered = k.starts_with(it->first);
+      if (!covered) continue;
+      bcast_keys_.insert_or_assign(k, origin);
+      bcast_pending_.store(true, std::memory_order_relaxed);  // see broadcast_pending()
     }
   }
   if (flushed) {
@@ -254,6 +245,29 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
     table_.clear();
     items_ = 0;
   }
+}
+
+void TrackingRegistry::broadcast(Server& server) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bcast_pending_.store(false, std::memory_order_relaxed);  // under mu_, with the keys taken
+  if (bcast_keys_.empty()) return;
+  std::vector<std::string_view> match;
+  for (auto& [prefix, ids] : prefixes_) {
+    // bcast_keys_ is sorted: the keys under `prefix` are one run from its lower bound.
+    auto first = bcast_keys_.lower_bound(std::string_view(prefix));
+    auto last = first;
+    while (last != bcast_keys_.end() && std::string_view(last->first).starts_with(prefix)) ++last;
+    if (first == last) continue;
+    for (std::uint64_t id : ids) {
+      auto c = clients_map_.find(id);
+      if (c == clients_map_.end()) continue;
+      match.clear();
+      for (auto it = first; it != last; ++it)
+        if (!c->second.noloop || it->second != id) match.push_back(it->first);
+      if (!match.empty()) send_locked(server, id, c->second, encode_keys(match));
+    }
+  }
+  bcast_keys_.clear();
 }
 
 // ---- the calling thread's notes and their delivery ----

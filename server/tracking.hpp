@@ -112,9 +112,21 @@ class TrackingRegistry {
   std::size_t total_prefixes();
 
   // Called by flush(): computes the messages for keys modified by client `origin` (0: none), and
-  // the null invalidation when `flushed`, into the calling thread's outbox.
+  // the null invalidation when `flushed`, into the calling thread's outbox. Keys under a BCAST
+  // prefix are only noted, for broadcast().
   void invalidate(Server& server, std::uint64_t origin, const std::vector<std::string>& keys,
                   bool flushed);
+  // BCAST mode sends as Redis does before it sleeps: the keys modified since the last broadcast,
+  // one message per prefix and client (NOLOOP leaves out the keys that client modified last),
+  // into the calling thread's outbox. Workers call it at the end of each event-loop iteration,
+  // so the messages follow the replies of the commands that caused them, and a pipeline of writes
+  // causes one message, not one per write.
+  bool broadcast_pending() const {
+    // relaxed: a hint read once per loop iteration. The keys are under mu_; the worker that noted
+    // them reads its own store, so none waits longer than that worker's current iteration.
+    return bcast_pending_.load(std::memory_order_relaxed);
+  }
+  void broadcast(Server& server);
 
  private:
   struct Client {
@@ -138,6 +150,9 @@ class TrackingRegistry {
       table_;              // default mode: key → ids of the clients that read it
   std::size_t items_ = 0;  // invariant 1
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> prefixes_;  // BCAST
+  // BCAST: keys modified since the last broadcast → the client that modified each last (0: none).
+  std::map<std::string, std::uint64_t, std::less<>> bcast_keys_;
+  std::atomic<bool> bcast_pending_{false};  // bcast_keys_ is not empty; written under mu_
   std::atomic<std::uint32_t> clients_{0};  // invariant 3; written under mu_
 };
 

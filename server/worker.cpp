@@ -26,6 +26,7 @@
 #include "server/keyspace_factory.hpp"
 #include "server/reply.hpp"
 #include "server/scripting.hpp"
+#include "server/session.hpp"
 #include "structures/reclaim/epoch.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO
@@ -141,9 +142,7 @@ Worker::~Worker() {
     overflow_.clear();
   }
   for (Connection* c : all_) {
-    pubsub_forget(server_, index_, *c);
-    tracking_forget(server_, *c);
-    if (c->watch) server_.db().watches().unwatch_all(*c->watch);
+    end_client_state(server_, index_, *c);
     ::close(c->fd);
     if (c->info) server_.clients().remove(c->id);
     server_.release_client();
@@ -282,6 +281,7 @@ Connection& Worker::connect_in_process() {
 void Worker::run_in_process(Connection& c, std::int64_t now_ms) {
   reclaim::online();
   process_input(c, now_ms);
+  broadcast_tracking();
   drain_inbox();
   reclaim::offline();
 }
@@ -436,13 +436,15 @@ void Worker::run() {
       expire_blocked(wall_ms());
     if (!postponed_.empty() && server_.paused(wall_ms()) == Server::kPauseNone)
       resume_postponed(wall_ms());
+    broadcast_tracking();
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
     // No active expiry while clients are paused: the dataset stays as it is (Redis 7.0).
     if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled() &&
         server_.paused(now) == Server::kPauseNone)
       sweep_expired(now);
-    if (tracking_pending()) {  // expired keys that tracking clients had read
+    if (tracking_pending() || server_.tracking().broadcast_pending()) {  // expired keys
+      broadcast_tracking();
       tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();
     }
@@ -879,8 +881,7 @@ void Worker::close_connection(Connection* c) {
   // First out of the registry: CLIENT LIST/KILL must not see it half torn down (no longer a
   // subscriber, say, and so counted as TYPE normal).
   server_.clients().remove(c->id);
-  pubsub_forget(server_, index_, *c);
-  tracking_forget(server_, *c);
+  end_client_state(server_, index_, *c);
   if (c->blocked) {
     // A waiter that disconnects leaves nothing behind; if a server took it first, the element
     // it popped was meant for this closed connection (as in Redis, when the reply is written to a
@@ -890,7 +891,6 @@ void Worker::close_connection(Connection* c) {
                                                   std::memory_order_acq_rel))
       server_.blocking().remove(*c->blocked);
   }
-  if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   if (c->postponed) server_.add_postponed(-1);  // its entry in postponed_ is skipped
   if (c->mem_counted != 0) {                    // single writer, relaxed: see account_memory()
     std::atomic<std::uint64_t>& total = server_.stats(index_).client_mem;
@@ -902,6 +902,12 @@ void Worker::close_connection(Connection* c) {
   by_id_.erase(c->id);
   conns_.store(conns_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   delete c;
+}
+
+void Worker::broadcast_tracking() {
+  if (!server_.tracking().broadcast_pending()) return;
+  server_.tracking().broadcast(server_);
+  tracking_flush(server_, *this, 0);
 }
 
 void Worker::post(PubSubBatch* batch) {

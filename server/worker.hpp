@@ -190,6 +190,8 @@ class Worker {
   void drain_and_close_all();
   void resume_accept();
   void drain_inbox();
+  // The end of an event-loop iteration: BCAST tracking messages of its writes (tracking.hpp).
+  void broadcast_tracking();
   void deliver_batch(void* batch);
   void flush_touched();
   // Queues c for flush_touched() (once per batch).

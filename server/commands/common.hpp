@@ -22,9 +22,6 @@
 
 namespace kvlab::server {
 
-// MULTI state and watched keys back to a fresh connection's (RESET; transactions.cpp).
-void reset_transaction_state(CommandContext& ctx);
-
 // Serves the clients blocked on the keys the running command made ready (blocking.cpp); called
 // by the escalation that ran the command, before it releases its locks.
 void serve_blocked(CommandContext& ctx);

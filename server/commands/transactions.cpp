@@ -14,6 +14,7 @@
 
 #include "server/atomicity.hpp"
 #include "server/commands/common.hpp"
+#include "server/session.hpp"
 
 namespace kvlab::server {
 
@@ -73,11 +74,6 @@ void Db::clear() {
 
 namespace {
 
-void reset_transaction(CommandContext& ctx) {
-  ctx.conn.tx.reset();
-  if (ctx.conn.watch) ctx.ks.watches().unwatch_all(*ctx.conn.watch);
-}
-
 void multi_cmd(CommandContext& ctx) {
   if (ctx.conn.tx) {
     ctx.reply.error("ERR MULTI calls can not be nested");
@@ -92,7 +88,7 @@ void discard_cmd(CommandContext& ctx) {
     ctx.reply.error("ERR DISCARD without MULTI");
     return;
   }
-  reset_transaction(ctx);
+  discard_transaction(ctx.server, ctx.conn);
   ctx.reply.ok();
 }
 
@@ -127,7 +123,7 @@ void exec_cmd(CommandContext& ctx) {
   }
   const std::unique_ptr<Connection::Transaction> tx = std::move(conn.tx);
   if (tx->aborted) {
-    reset_transaction(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     ctx.reply.error("EXECABORT Transaction discarded because of previous errors.");
     return;
   }
@@ -161,7 +157,7 @@ void exec_cmd(CommandContext& ctx) {
   gate.begin_multi(ctx.worker.index(), keys, wide, &held);
   if (!cluster_gate(ctx, {keys.data(), command_key_count})) {  // replied ASK, MOVED or TRYAGAIN
     gate.end_multi(ctx.worker.index(), &held);
-    reset_transaction(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     return;
   }
   BlockingRegistry& blocking = ctx.server.blocking();
@@ -220,11 +216,6 @@ const CommandSpec kTransactionCommands[] = {
 
 std::span<const CommandSpec> transaction_commands() {
   return kTransactionCommands;
-}
-
-// RESET (pubsub.cpp) also ends a transaction and forgets the watched keys.
-void reset_transaction_state(CommandContext& ctx) {
-  reset_transaction(ctx);
 }
 
 }  // namespace kvlab::server
