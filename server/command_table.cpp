@@ -209,10 +209,10 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
 namespace {
 // Command time is measured per batch (the commands a worker runs from one read of one connection):
 // the clock is read when the batch begins and when it ends, and the elapsed time is shared equally
-// among the batch's commands. CLOCK_MONOTONIC costs 65-80 ns a read on this machine (no vDSO fast
-// path), 15 % of a pipelined SET's server CPU if read once per command; per batch of 30 it is
-// under 1 %. The price: in a batch that mixes a slow command with fast ones, each is charged the
-// average.
+// among the batch's commands. Without a vDSO fast path a clock read costs a noticeable share of
+// a pipelined SET's server CPU when read once per command, and almost none once per batch
+// (papers/server-choices.md). The price: in a batch that mixes a slow command with fast ones, each
+// is charged the average.
 struct CommandBatch {
   std::uint64_t start_ns = 0;
   CommandStat* stats = nullptr;  // the running worker's table

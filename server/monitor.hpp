@@ -6,11 +6,10 @@
 // own time, so while a monitor is on (slowlog-log-slower-than >= 0, Redis's default 10000 us, or
 // latency-monitor-threshold > 0) dispatch also times each command it runs, as follows:
 //   - a command not flagged fast (KEYS, SORT, EVAL, LRANGE...) or any command while the smallest
-//     threshold is below 2 ticks of the coarse clock: two CLOCK_MONOTONIC reads around it (about
-//     25 ns each on the development machine);
+//     threshold is below 2 ticks of the coarse clock: two CLOCK_MONOTONIC reads around it;
 //   - a fast command (GET, SET, INCR...) while every threshold is at least 2 ticks: two
-//     CLOCK_MONOTONIC_COARSE reads (about 5 ns each, resolution one tick: 4 ms here, from
-//     clock_getres). Such a command is reported with its duration rounded to ticks; it cannot be
+//     CLOCK_MONOTONIC_COARSE reads (several times cheaper; resolution one tick, as clock_getres
+//     reports it; figures in papers/server-choices.md). Such a command is reported with its duration rounded to ticks; it cannot be
 //     reported when it took under threshold - 1 tick, and is when it took threshold + 1 tick or
 //     more. An O(1) command that slow is a stall (preemption, a page fault), which is what the
 //     default configuration is there to catch.

@@ -580,8 +580,8 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
 
 namespace {
 // The header line of the value's Object (size, type and the first 48 bytes): GET reads it first.
-// Prefetching four lines instead measured no better: the hardware prefetcher
-// follows a longer copy, and SET never reads the old value at all.
+// Prefetching more lines pays nothing: the hardware prefetcher follows a longer copy, and SET never
+// reads the old value at all (papers/server-choices.md).
 void prefetch_value(const Value& v) {
   __builtin_prefetch(v.obj.get(), 0, 3);
 }
