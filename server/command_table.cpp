@@ -287,6 +287,18 @@ void count_rejected(CommandContext& ctx) {
   bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd->stat_id].rejected, 1);
 }
 
+void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
+                     bool failed) {
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  if (!error_code.empty()) {
+    bump_stat(st.errors, 1);
+    st.errorstats.add(error_code);
+  }
+  if (!failed) return;
+  const CommandSpec* cmd = CommandTable::instance().find(command);
+  if (cmd != nullptr) bump_stat(st.cmd[cmd->stat_id].failed, 1);
+}
+
 namespace {
 // The command running on this thread, if any: a command it runs (EXEC's, a script's) is nested.
 thread_local const CommandSpec* t_running = nullptr;
@@ -429,7 +441,8 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
   t_running = parent;
-  if (timed) {
+  // A command that blocked is reported when a push serves it (monitor_unblocked), as Redis.
+  if (timed && !ctx.conn.blocked) {
     const std::uint64_t t1 = coarse ? coarse_ns() : monotonic_ns();
     if ((t1 - t0) / 1000 >= static_cast<std::uint64_t>(mode.min_us) || (cmd->flags & kAdmin))
       monitor_command(ctx, *cmd, (t1 - t0) / 1000);

@@ -34,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,6 +67,17 @@ std::uint64_t coarse_ns();
 // Reports one command that took duration_us: logs it in the slow log and adds a latency sample
 // ("command" or "fast-command") when it reaches their thresholds. Cheap when it reaches neither.
 void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us);
+
+// A blocked command that a push served (blocking.cpp), reported by the serving thread: logs it
+// in the slow log as its client sent it, duration_us being the time serving it took, and adds a
+// "command-unblocking" latency sample, when they reach their thresholds. Redis 7.0 logs a
+// blocking command when it is served, not when it blocks (nor when it times out or CLIENT
+// UNBLOCK ends it), so dispatch does not report a command that blocked.
+void monitor_unblocked(std::span<const std::string> argv, std::string addr, std::string name,
+                       std::uint64_t duration_us);
+// A latency sample of a server event that is not a command ("expire-cycle"), recorded when it
+// reaches latency-monitor-threshold.
+void monitor_event(std::string_view event, std::uint64_t duration_ms);
 
 // ---- the slow log ----
 struct SlowlogEntry {

@@ -152,6 +152,16 @@ class ClientRegistry {
     auto it = clients_.find(id);
     return it == clients_.end() ? nullptr : it->second;
   }
+  // The client's address and name, read under the registry lock from any thread (the slow log
+  // entry of a blocked client that another worker serves); false when it has gone.
+  bool addr_and_name(std::uint64_t id, std::string* addr, std::string* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clients_.find(id);
+    if (it == clients_.end()) return false;
+    *addr = it->second->addr;
+    *name = it->second->name;
+    return true;
+  }
   // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
   template <class F>
   void for_each(F&& fn) {
@@ -193,6 +203,7 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> commands{0}, hits{0}, misses{0}, expired{0}, errors{0};
   std::atomic<std::uint64_t> net_in{0}, net_out{0}, connections{0};
   std::atomic<std::uint64_t> expiry_index{0};  // entries in the worker's expiry heap
+  std::atomic<std::uint64_t> migrate_sockets{0};  // MIGRATE connections cached (a gauge)
   // Pub/sub, written only by the owning worker (relaxed counters/gauges for INFO).
   std::atomic<std::uint64_t> pubsub_clients{0};     // connections with >= 1 subscription
   std::atomic<std::uint64_t> pubsub_delivered{0};   // messages appended to subscriber output

@@ -33,6 +33,15 @@ struct ThreadState {
   std::vector<std::string> keys;
   std::vector<Outgoing> out;
   std::vector<std::vector<PubSubEnvelope>> remote;  // per target worker, reused
+  // Replies to blocked commands this thread served during the current command, to post with
+  // the invalidations they caused behind them (tracking_defer_unblock).
+  struct Unblocked {
+    unsigned worker;
+    std::uint64_t conn;
+    const BlockedClient* b;
+    std::string reply;
+  };
+  std::vector<Unblocked> unblocked;
 };
 thread_local ThreadState t_state;
 
@@ -278,6 +287,13 @@ void tracking_note_modified(std::string_view key) {
   t_tracking_pending = true;
 }
 
+void tracking_defer_unblock(unsigned worker, std::uint64_t conn, const BlockedClient* b,
+                            std::string reply) {
+  ThreadState& t = t_state;
+  t.unblocked.push_back({worker, conn, b, std::move(reply)});
+  t_tracking_pending = true;  // so that flush() runs after this command and posts it
+}
+
 void tracking_note_flush() {
   ThreadState& t = t_state;
   t.flushed = true;
@@ -301,6 +317,21 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
   ThreadState& t = t_state;
   compute_noted(server, origin);
   t_tracking_pending = false;
+  // A served client's reply leaves with its own invalidations behind it, in one item, as Redis
+  // sends them right after that reply (they belong to its command, which the push completed).
+  if (!t.unblocked.empty()) {
+    std::vector<ThreadState::Unblocked> unblocked;
+    unblocked.swap(t.unblocked);
+    for (ThreadState::Unblocked& u : unblocked) {
+      std::vector<std::string> after;
+      std::erase_if(t.out, [&](Outgoing& o) {
+        if (o.to.conn != u.conn) return false;
+        after.push_back(std::move(o.frame));
+        return true;
+      });
+      server.worker(u.worker).post_unblock(u.conn, u.b, std::move(u.reply), std::move(after));
+    }
+  }
   if (t.out.empty()) return;
   const unsigned n = server.num_workers();
   if (t.remote.size() < n) t.remote.resize(n);

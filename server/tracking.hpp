@@ -24,6 +24,9 @@
 // carries a tag and the message kind; the receiving worker renders it for the receiving
 // connection as Redis's sendTrackingMessage does: RESP3 → push `>2 invalidate <keys>`;
 // RESP2 redirect target in pub/sub mode → `message __redis__:invalidate <keys>`; otherwise dropped.
+// A client whose blocked command the writer's command served (BLMOVE's push to a key it tracks)
+// gets its own invalidations with that reply, right behind it, in one unblock item
+// (tracking_defer_unblock), as Redis sends them after the served command's reply.
 // A redirect whose target has gone sends `tracking-redir-broken <id>` (RESP3) to the tracking
 // client instead, and marks it (TRACKINGINFO's broken_redirect), at invalidation time as Redis.
 //
@@ -70,6 +73,7 @@ class Worker;
 struct Connection;
 struct CommandContext;
 struct CommandSpec;
+struct BlockedClient;
 
 // A connection's own view of its tracking state (worker-local; mirrored in the registry).
 struct TrackingFlags {
@@ -162,6 +166,11 @@ void set_tracking_max_keys(std::int64_t n);
 // Db::modified / Db::clear on the calling thread: remember the key (or the flush) for flush().
 void tracking_note_modified(std::string_view key);
 void tracking_note_flush();
+// serve_blocked() on the calling thread answered connection conn's blocked command b with
+// reply while clients track: flush() posts the reply to conn's worker with conn's invalidations
+// from this command behind it, in one item (Worker::post_unblock), so that nothing comes between.
+void tracking_defer_unblock(unsigned worker, std::uint64_t conn, const BlockedClient* b,
+                            std::string reply);
 // Whether the calling thread has tracking work to flush: a plain thread-local read, inline,
 // because Worker::execute asks after every command.
 inline thread_local bool t_tracking_pending = false;

@@ -24,6 +24,7 @@
 #include "server/commands/common.hpp"
 #include "server/errors.hpp"
 #include "server/keyspace_factory.hpp"
+#include "server/monitor.hpp"
 #include "server/reply.hpp"
 #include "server/scripting.hpp"
 #include "server/session.hpp"
@@ -302,6 +303,8 @@ int Worker::next_timeout_ms(std::int64_t now_ms) const {
     const std::int64_t end = server_.pause_end_ms();
     if (next < 0 || end < next) next = end;
   }
+  // An idle cached MIGRATE connection is closed on time, not at the next MIGRATE.
+  if (const std::int64_t m = migrate_idle_deadline_ms(); m >= 0 && (next < 0 || m < next)) next = m;
   if (next < 0) return -1;  // nothing scheduled: sleep until a socket is ready
   const std::int64_t due = next - now_ms;
   if (due <= 0) return 0;
@@ -448,6 +451,8 @@ void Worker::run() {
       tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();
     }
+    if (const std::int64_t m = migrate_idle_deadline_ms(); m >= 0 && m <= now)
+      migrate_close_idle(now);
     server_.sample_ops(now);
     reclaim::quiescent();
     server_.eviction().end_iteration(index_, now);
@@ -658,11 +663,13 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   running_ = outer;
   if (c.postponed) return;  // CLIENT PAUSE: not run yet, so nothing to count
   // CLIENT REPLY: a command run under OFF or SKIP loses its replies (everything it appended),
-  // unless it was CLIENT REPLY ON; SKIP lasts one command. CLIENT REPLY SKIP itself answers
-  // nothing.
+  // unless it was CLIENT REPLY ON, or its replies are pub/sub confirmations, which Redis sends
+  // as pushes whatever the mode (RESP2 too); SKIP lasts one command. CLIENT REPLY SKIP itself
+  // answers nothing.
   using RM = Connection::ReplyMode;
   if (c.reply_mode == RM::kOff || c.reply_mode == RM::kSkip) {
-    if (c.out.size() > out_before) c.out.truncate(out_before);
+    const bool keep = ctx.push_reply && reply.errors() == 0;
+    if (!keep && c.out.size() > out_before) c.out.truncate(out_before);
     if (c.blocked) c.blocked_reply_dropped = true;
     if (c.reply_mode == RM::kSkip) c.reply_mode = RM::kOn;
   } else if (c.reply_mode == RM::kSkipNext) {
@@ -1110,10 +1117,11 @@ void Worker::block(Connection& conn, std::shared_ptr<BlockedClient> b) {
   conn.info->blocked.store(true, std::memory_order_relaxed);
 }
 
-void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply) {
+void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply,
+                          std::vector<std::string> after) {
   {
     std::lock_guard<std::mutex> lock(unblock_mu_);
-    unblocks_.push_back(Unblock{conn_id, b, std::move(reply)});
+    unblocks_.push_back(Unblock{conn_id, b, std::move(reply), std::move(after)});
   }
   // release: pairs with the acquire load in run(); the eventfd write wakes the loop.
   if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
@@ -1122,20 +1130,20 @@ void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::st
 void Worker::post_kill(std::uint64_t conn_id) {
   {
     std::lock_guard<std::mutex> lock(unblock_mu_);
-    unblocks_.push_back(Unblock{conn_id, nullptr, {}, true});
+    unblocks_.push_back(Unblock{conn_id, nullptr, {}, {}, true});
   }
   // release: as post_unblock.
   if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
 }
 
-void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) {
+void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms, bool run_input) {
   c.blocked.reset();
   c.info->blocked.store(false, std::memory_order_relaxed);
   if (!c.blocked_reply_dropped) c.out.append(reply);  // CLIENT REPLY OFF/SKIP when it blocked
   c.blocked_reply_dropped = false;
   mark_touched(c);
   // Commands that arrived while it waited run now (in order, after the reply).
-  if (!c.paused && !c.in.empty()) process_input(c, now_ms);
+  if (run_input && !c.paused && !c.in.empty()) process_input(c, now_ms);
 }
 
 void Worker::postpone(Connection& c) {
@@ -1175,7 +1183,11 @@ void Worker::drain_unblocks(std::int64_t now_ms) {
       continue;
     }
     if (it == by_id_.end() || u.kill || it->second->blocked.get() != u.b) continue;  // closed
-    resume(*it->second, u.reply, now_ms);
+    Connection& c = *it->second;
+    resume(c, u.reply, now_ms, /*run_input=*/u.after.empty());
+    if (u.after.empty()) continue;
+    for (const std::string& f : u.after) deliver(u.conn, f);
+    if (!c.paused && !c.in.empty()) process_input(c, now_ms);
   }
 }
 
@@ -1225,6 +1237,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   // Bounded work per loop iteration (like Redis's active expire cycle): 1000 keys, then back to
   // serving sockets; the zero timeout of next_timeout_ms() brings us back immediately.
   WorkerStats& st = server_.stats(index_);
+  const std::uint64_t t0 = monotonic_ns();
   server_.atomicity().online(index_);
   for (int k = 0; k < 1000 && !expiry_.empty() && expiry_.top().at_ms <= now_ms; ++k) {
     const std::string key = expiry_.top().key;
@@ -1238,6 +1251,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   }
   server_.atomicity().offline(index_);
   st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
+  monitor_event("expire-cycle", (monotonic_ns() - t0) / 1000000);
 }
 
 void Worker::drain_and_close_all() {

@@ -462,8 +462,8 @@ void client_unblock_cmd(CommandContext& ctx) {
   }
   std::int64_t id = 0;  // as Redis: the reason is checked before the id
   if (!arg_i64(ctx, ctx.arg(2), &id)) return;
-  ctx.reply.integer(
-      id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error) ? 1 : 0);
+  ctx.reply.integer(id > 0 && unblock_client(ctx, static_cast<std::uint64_t>(id), with_error) ? 1
+                                                                                              : 0);
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL] (Redis 7.0): the mode is checked before the timeout; the end
@@ -952,6 +952,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "aof_rewrites:0\r\n"
         << "aof_last_write_status:ok\r\n";
     } else if (n == "stats") {
+      std::uint64_t migrate_sockets = 0;  // relaxed: per-worker gauges (WorkerStats)
+      for (unsigned i = 0; i < s.num_workers(); ++i)
+        migrate_sockets += s.stats(i).migrate_sockets.load(std::memory_order_relaxed);
       o << "total_connections_received:" << t.connections << "\r\n"
         << "total_commands_processed:" << total_calls << "\r\n"
         << "instantaneous_ops_per_sec:"
@@ -967,6 +970,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
         << "pubsub_patterns:" << s.pubsub().pattern_count() << "\r\n"
         << "pubsubshard_channels:" << s.pubsub().channel_count(true) << "\r\n"
+        << "migrate_cached_sockets:" << migrate_sockets << "\r\n"
         << "tracking_total_keys:" << s.tracking().total_keys() << "\r\n"
         << "tracking_total_items:" << s.tracking().total_items() << "\r\n"
         << "tracking_total_prefixes:" << s.tracking().total_prefixes() << "\r\n"

@@ -22,6 +22,7 @@ namespace {
 // (s)subscribe and (s)unsubscribe replies of shard channels count shard channels only.
 void reply_subscription(CommandContext& ctx, std::string_view kind, const std::string_view* name,
                         bool shard = false) {
+  ctx.push_reply = true;
   ctx.reply.push(3);
   ctx.reply.bulk(kind);
   if (name != nullptr) {

@@ -67,6 +67,11 @@ void Db::clear() {
   watches_.touch_all([&](const std::string& key) { return ks_.find(key, [](const Value&) {}); });
   ks_.clear();
   if (eviction_ != nullptr) eviction_->on_clear();
+  // Every key with waiters is now absent: as after DEL, a client blocked in XREADGROUP on one
+  // is answered (its stream is gone), others keep waiting (ReadyKeys: a change that stores no
+  // value wakes only stream waiters). Redis 7.0 does the same on FLUSHALL/FLUSHDB.
+  if (blocking_.active() && ready_keys().collecting)
+    for (const std::string& k : blocking_.keys()) ready_keys().add(k, false);
   // Noted even when nobody tracks now: the table may still hold the keys of clients that have
   // left (their entries go lazily), which a flush reclaims, as Redis's FLUSHALL does.
   tracking_note_flush();
