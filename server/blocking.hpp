@@ -54,6 +54,8 @@ class BlockingRegistry {
   std::shared_ptr<BlockedClient> find(std::uint64_t conn_id);
   // Every registered waiter (a snapshot; any of them may be served or time out meanwhile).
   std::vector<std::shared_ptr<BlockedClient>> all();
+  // Every key some client waits on (a snapshot).
+  std::vector<std::string> keys();
   std::size_t blocked_clients() const { return count_.load(std::memory_order_relaxed); }
 
  private:

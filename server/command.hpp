@@ -71,6 +71,9 @@ struct CommandContext {
   bool counted = false;  // set when dispatch() ran the handler and counted the call
   // A command a client sent (not one EXEC or a script runs): CLIENT PAUSE may postpone it.
   bool top_level = false;
+  // Its replies are pub/sub confirmations ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE), which Redis 7.0
+  // sends as pushes even under CLIENT REPLY OFF or SKIP (Worker::execute).
+  bool push_reply = false;
 
   std::string_view arg(std::size_t i) const { return argv[i]; }
   std::size_t argc() const { return argv.size(); }
@@ -129,6 +132,13 @@ struct CommandSpec {
 // for a malformed numkeys form (see KeysFn).
 bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
                   std::vector<std::size_t>* out);
+
+// Redis 7.0's key-spec flags of a command's nth key (0-based, in command_keys() order) for
+// COMMAND GETKEYSANDFLAGS, space-separated ("RW access delete"). full_name is the command's name,
+// "parent|sub" for a subcommand; argv is the whole command (SET and BITFIELD depend on it).
+// (key_flags.cpp)
+std::string_view key_flags(const CommandSpec& c, std::string_view full_name,
+                           std::span<const std::string_view> argv, std::size_t nth);
 
 // Redis's no_mandatory_keys flag (the scripts): the command may name no key at all.
 bool no_mandatory_keys(const CommandSpec& c);
@@ -211,6 +221,11 @@ void end_command_batch();
 // Called by the worker after dispatch() when it replied an error without running a handler: counts
 // a rejected call of the command, if it exists.
 void count_rejected(CommandContext& ctx);
+// A blocked command's wait ended (blocking.cpp; its call was counted when it blocked): counts
+// error_code (empty: no error) in errorstats and total_error_replies, and, when failed, a failed
+// call of command. On the calling worker's thread, into its own statistics.
+void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
+                     bool failed);
 
 // The COMMAND reply helpers (used by admin.cpp).
 // Redis 7.0's ACL categories of the command named full_name ("set", "client|kill"), in Redis's

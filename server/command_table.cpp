@@ -15,6 +15,7 @@
 #include "server/cluster_migration.hpp"
 #include "server/command.hpp"
 #include "server/commands/common.hpp"
+#include "server/session.hpp"
 #include "server/container.hpp"
 #include "server/errors.hpp"
 #include "server/monitor.hpp"
@@ -208,10 +209,10 @@ bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
 namespace {
 // Command time is measured per batch (the commands a worker runs from one read of one connection):
 // the clock is read when the batch begins and when it ends, and the elapsed time is shared equally
-// among the batch's commands. CLOCK_MONOTONIC costs 65-80 ns a read on this machine (no vDSO fast
-// path), 15 % of a pipelined SET's server CPU if read once per command; per batch of 30 it is
-// under 1 %. The price: in a batch that mixes a slow command with fast ones, each is charged the
-// average.
+// among the batch's commands. Without a vDSO fast path a clock read costs a noticeable share of
+// a pipelined SET's server CPU when read once per command, and almost none once per batch
+// (papers/server-choices.md). The price: in a batch that mixes a slow command with fast ones, each
+// is charged the average.
 struct CommandBatch {
   std::uint64_t start_ns = 0;
   CommandStat* stats = nullptr;  // the running worker's table
@@ -284,6 +285,18 @@ void count_rejected(CommandContext& ctx) {
     if (cmd == nullptr) return;
   }
   bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd->stat_id].rejected, 1);
+}
+
+void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
+                     bool failed) {
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  if (!error_code.empty()) {
+    bump_stat(st.errors, 1);
+    st.errorstats.add(error_code);
+  }
+  if (!failed) return;
+  const CommandSpec* cmd = CommandTable::instance().find(command);
+  if (cmd != nullptr) bump_stat(st.cmd[cmd->stat_id].failed, 1);
 }
 
 namespace {
@@ -448,7 +461,8 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
     ctx.reply.error(std::string("ERR internal error: ") + e.what());
   }
   t_running = parent;
-  if (timed) {
+  // A command that blocked is reported when a push serves it (monitor_unblocked), as Redis.
+  if (timed && !ctx.conn.blocked) {
     const std::uint64_t t1 = coarse ? coarse_ns() : monotonic_ns();
     if ((t1 - t0) / 1000 >= static_cast<std::uint64_t>(mode.min_us) || (cmd->flags & kAdmin))
       monitor_command(ctx, *cmd, (t1 - t0) / 1000);
@@ -621,7 +635,7 @@ void dispatch(CommandContext& ctx) {
   // (rejectCommand -> execCommandAbort), also outside MULTI.
   auto reject_top = [&](const CommandSpec* c, std::string_view text) {
     if (c->name != "exec") return reject(text);
-    reset_transaction_state(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     if (text.starts_with("ERR ")) text.remove_prefix(4);
     ctx.reply.error("EXECABORT Transaction discarded because of: " + std::string(text));
   };
@@ -683,7 +697,7 @@ void dispatch(CommandContext& ctx) {
     const bool asking = conn.asking || top->name == "restore-asking";
     if (std::string e = cluster_redirect(ctx, cmd, top, asking); !e.empty()) {
       if (top->name == "exec" && conn.tx != nullptr) {  // Redis discards the transaction
-        reset_transaction_state(ctx);
+        discard_transaction(ctx.server, ctx.conn);
         ctx.reply.error(e);
       } else {
         reject(e);  // while queuing, EXEC will answer EXECABORT

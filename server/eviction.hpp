@@ -149,8 +149,8 @@ bool parse_memory_units(std::string_view s, std::uint64_t* out);
 // (membership; O(1) removal by moving the last name into the hole). Two names with one 64-bit hash
 // would share an entry: one of them is then not tracked, or removed for the other — harmless,
 // because the index is a hint (eviction.hpp, safety 5). A flat table, not a std::unordered_map of
-// names: add/remove cost one cache line instead of a bucket, a node and the name (measured: the
-// map made evicting SETs 3x slower than plain ones).
+// names: add/remove cost one cache line instead of a bucket, a node and the name (the map made
+// SETs under maxmemory several times slower: papers/server-choices.md).
 // Thread safety: every operation locks one shard at a time.
 class KeyIndex {
  public:

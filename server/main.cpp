@@ -1,14 +1,14 @@
 // kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace.
 //
-// Start-up: parse flags (CLI11; --config FILE reads the same flags from a file), choose and check
-// the backend, plan worker placement, open one SO_REUSEPORT listener per worker, print the start-up
-// log, then wait for SIGINT/SIGTERM (or SHUTDOWN) and stop gracefully with exit status 0.
+// Start-up: read the parameters (flags and config files, through the one parameter table of
+// commands/config.cpp), choose and check the backend, plan worker placement, open one
+// SO_REUSEPORT listener per worker, print the start-up log, then wait for SIGINT/SIGTERM (or
+// SHUTDOWN) and stop gracefully with exit status 0.
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +19,7 @@
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
 #include "server/command.hpp"
+#include "server/commands/config.hpp"
 #include "server/keyspace_factory.hpp"
 #include "server/server.hpp"
 #include "structures/registry.hpp"
@@ -60,148 +61,30 @@ std::string cpu_list_text(const std::vector<unsigned>& cpus) {
 int main(int argc, char** argv) {
   using kvlab::server::Config;
   Config cfg;
-  bool list_backends = false, dry_run = false;
-  std::string protected_mode = "yes";
-  std::string prefetch = "yes";
-  std::string lua_undeclared = "yes";
-  std::string enable_debug = "no";
-  std::size_t expected_keys = 1024;
-
-  CLI::App app{"kvlab-server: a multi-threaded RESP2 server on kvlab's pluggable keyspace"};
-  app.set_version_flag("--version",
-                       std::string("kvlab-server ") + KVLAB_VERSION + " (" + KVLAB_GIT_SHA + ")");
-  app.set_config("--config", "", "Read flags from a config file (TOML or INI: `port = 7000`)");
-  // A name the server does not know is an error, not a setting silently dropped: `bakend = …`
-  // would otherwise start the server on the default backend.
-  app.allow_config_extras(CLI::config_extras_mode::error);
-  app.add_option("--bind", cfg.bind, "Address to listen on")->capture_default_str();
-  app.add_option("--port", cfg.port, "TCP port")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65535));
-  app.add_option(
-         "--threads", cfg.threads,
-         "Worker threads, each with its own event loop (default: CPUs allowed to the process)")
-      ->check(CLI::Range(1u, 1024u));
-  app.add_option("--backend", cfg.backend,
-                 std::string("Keyspace backend (default: ") +
-                     std::string(kvlab::default_map_backend()) + "; see --list-backends)");
-  app.add_option("--queue", cfg.queue,
-                 "Queue backend of the per-worker pub/sub inboxes (a queue/… name; see "
-                 "--list-backends)")
-      ->capture_default_str();
-  app.add_option("--queue-capacity", cfg.queue_capacity,
-                 "Capacity of each inbox for bounded queue backends (queue/cds-vyukov); a full "
-                 "inbox spills to an overflow list, nothing is dropped")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 30));
-  app.add_flag("--list-backends", list_backends, "Print the registered backends and exit");
-  std::string atomicity_help = "How multi-key commands, EXEC and scripts are made atomic:";
-  for (const auto& s : kvlab::server::Atomicity::schemes())
-    atomicity_help += " " + std::string(s.name) + " (" + std::string(s.summary) + ");";
-  app.add_option("--atomicity", cfg.atomicity, atomicity_help)
-      ->capture_default_str()
-      ->check([](const std::string& v) {
-        return kvlab::server::Atomicity::find(v) != nullptr
-                   ? std::string()
-                   : "unknown atomicity scheme '" + v + "' (--list-atomicity shows them)";
-      });
-  bool list_atomicity = false;
-  app.add_flag("--list-atomicity", list_atomicity, "Print the atomicity schemes and exit");
-  bool list_commands = false;
-  app.add_flag("--list-commands", list_commands,
-               "Print every command as 'group<TAB>name' (Redis's COMMAND DOCS groups) and exit");
-  app.add_option("--maxclients", cfg.maxclients, "Maximum simultaneous clients")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 10000000u));
-  std::string maxmemory = "0";
-  app.add_option("--maxmemory", maxmemory,
-                 "Memory limit for the dataset (bytes; units k kb m mb g gb as Redis); 0 = none")
-      ->capture_default_str()
-      ->check([](const std::string& v) {
-        std::uint64_t b = 0;
-        return kvlab::server::parse_memory_units(v, &b) ? std::string()
-                                                        : "invalid memory value '" + v + "'";
-      });
-  app.add_option("--maxmemory-policy", cfg.maxmemory_policy,
-                 "What to evict above maxmemory: noeviction, allkeys-lru, allkeys-lfu, "
-                 "allkeys-random, volatile-lru, volatile-lfu, volatile-random, volatile-ttl, "
-                 "allkeys-sieve, allkeys-s3fifo")
-      ->capture_default_str()
-      ->check([](const std::string& v) {
-        return kvlab::server::parse_evict_policy(v) ? std::string()
-                                                    : "unknown maxmemory policy '" + v + "'";
-      });
-  app.add_option("--maxmemory-samples", cfg.maxmemory_samples, "Keys sampled per eviction")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--eviction-queue", cfg.eviction_queue,
-                 "Queue backend of allkeys-s3fifo's FIFOs (any unbounded queue/… backend)")
-      ->capture_default_str();
-  app.add_option("--requirepass", cfg.requirepass, "Require AUTH with this password");
-  app.add_option("--protected-mode", protected_mode,
-                 "yes: refuse non-loopback clients unless --requirepass is set")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"yes", "no"}));
-  app.add_option("--prefetch", prefetch,
-                 "yes: before running a window of pipelined commands, prefetch their keys' "
-                 "buckets, entries and values (backends with a prefetch hint: hash/kvlab)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"yes", "no"}));
-  app.add_option("--yield", cfg.yield,
-                 "yes: a worker that just served events yields the CPU once and polls again "
-                 "before it sleeps, so clients sharing its CPU run first; auto: yes when the "
-                 "workers are at least as many as the allowed CPUs")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "yes", "no"}));
-  app.add_option("--enable-debug-command", enable_debug,
-                 "Redis's enable-debug-command: yes allows DEBUG (test suites use it), local only "
-                 "from loopback connections, no refuses it")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"no", "yes", "local"}));
-  app.add_option("--lua-undeclared-keys", lua_undeclared,
-                 "yes (Redis's behaviour): scripts may access keys they did not declare in KEYS; "
-                 "every script then runs exclusive of every other command. no (a research "
-                 "option): under --atomicity key-locks such an access is an error, and scripts "
-                 "lock only their declared keys, so scripts on disjoint keys run in parallel")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"yes", "no"}));
-  app.add_option("--cluster-mode", cfg.cluster_mode,
-                 "Redis Cluster protocol: no; emulated (one node owning every slot, for cluster "
-                 "clients); yes (the slots a KVLAB CLUSTER CONFIG gives this node)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"no", "emulated", "yes"}));
-  app.add_option("--cluster-node-id", cfg.cluster_node_id,
-                 "This node's id (40 lowercase hex characters); random when not given")
-      ->check([](const std::string& v) {
-        const bool ok =
-            v.size() == 40 && v.find_first_not_of("0123456789abcdef") == std::string::npos;
-        return ok ? std::string() : "a node id is 40 lowercase hex characters";
-      });
-  app.add_option("--cluster-announce-ip", cfg.cluster_announce_ip,
-                 "Address shown to cluster clients in CLUSTER SLOTS/NODES (default: --bind)");
-  app.add_option("--cluster-config", cfg.cluster_config_file,
-                 "Cluster configuration (JSON, as KVLAB CLUSTER CONFIG takes) loaded at startup "
-                 "(--cluster-mode yes)");
-  app.add_option("--placement", cfg.placement,
-                 "Worker placement: none, compact, scatter, per-l3, per-l3:pin, per-numa, "
-                 "explicit:LIST")
-      ->capture_default_str();
-  app.add_option("--smt", cfg.smt, "SMT use for placement: auto, on, off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "on", "off"}));
-  app.add_flag("--placement-dry-run", dry_run, "Print the placement plan and exit");
-  app.add_option("--expected-keys", expected_keys, "Initial capacity hint for the keyspace")
-      ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  kvlab::server::StartupConfig startup;
+  std::vector<std::string> actions;
+  std::string error;
+  if (!startup.parse_args(argc, argv, &actions, &error) || !startup.to_config(&cfg, &error)) {
+    std::fprintf(stderr, "kvlab-server: %s\n", error.c_str());
+    return 2;
   }
-  cfg.protected_mode = protected_mode == "yes";
-  kvlab::server::parse_memory_units(maxmemory, &cfg.maxmemory);
-  cfg.prefetch = prefetch == "yes";
-  cfg.lua_undeclared_keys = lua_undeclared == "yes";
-  cfg.enable_debug_command = enable_debug;
+  auto action = [&](std::string_view name) {
+    return std::find(actions.begin(), actions.end(), name) != actions.end();
+  };
+  const bool list_commands = action("list-commands"), list_atomicity = action("list-atomicity");
+  const bool list_backends = action("list-backends"), dry_run = action("placement-dry-run");
+  if (action("help")) {
+    std::fputs(kvlab::server::config_usage().c_str(), stdout);
+    return 0;
+  }
+  if (action("version")) {
+    std::printf("kvlab-server %s (%s)\n", KVLAB_VERSION, KVLAB_GIT_SHA);
+    return 0;
+  }
+  if (action("list-config")) {
+    std::fputs(kvlab::server::config_table_text().c_str(), stdout);
+    return 0;
+  }
 
   if (list_commands) {
     const auto& table = kvlab::server::CommandTable::instance();
@@ -321,7 +204,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  auto ks = kvlab::server::make_value_keyspace(cfg.backend, expected_keys);
+  auto ks = kvlab::server::make_value_keyspace(cfg.backend, cfg.expected_keys);
   if (!ks) {
     std::fprintf(stderr, "kvlab-server: cannot create backend '%s'\n", cfg.backend.c_str());
     return 2;
@@ -352,6 +235,7 @@ int main(int argc, char** argv) {
   const std::string placement = cfg.placement;
   kvlab::server::Server server(cfg, std::move(ks), traits->name.data());
   server.set_placement_summary(summary);
+  server.set_configure([&startup](kvlab::server::Server& s) { startup.apply(s); });
   if (!cfg.cluster_config_file.empty()) {
     std::ifstream in(cfg.cluster_config_file);
     const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -398,6 +282,14 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "yield before sleeping: %s (--yield %s)\n", cfg.yield_on ? "on" : "off",
                cfg.yield.c_str());
   if (!summary.empty()) std::fprintf(stderr, "machine: %s\n", summary.c_str());
+  if (const auto idle = startup.without_effect(); !idle.empty()) {
+    std::string list;
+    for (const auto& w : idle) list += (list.empty() ? "" : ", ") + w;
+    std::fprintf(stderr,
+                 "warning: accepted with no effect in kvlab (it has no persistence, replication, "
+                 "logging or daemon mode): %s\n",
+                 list.c_str());
+  }
   for (const auto& w : warnings) std::fprintf(stderr, "placement warning: %s\n", w.c_str());
   for (unsigned i = 0; i < cfg.threads; ++i)
     std::fprintf(stderr, "worker %u: running on cpu %d, %s\n", i,

@@ -95,8 +95,9 @@ std::vector<bool> redacted(std::span<const std::string_view> argv) {
   return r;
 }
 
-void slowlog_push(CommandContext& ctx, std::uint64_t duration_us) {
-  const auto argv = ctx.argv;
+// One slow log entry for argv, sent by the client at addr named name.
+void slowlog_push(std::span<const std::string_view> argv, std::string addr, std::string name,
+                  std::uint64_t duration_us) {
   SlowlogEntry e;
   e.duration_us = duration_us;
   e.time_s = wall_ms() / 1000;
@@ -110,12 +111,8 @@ void slowlog_push(CommandContext& ctx, std::uint64_t duration_us) {
       e.argv.push_back(hide[i] ? std::string("(redacted)") : log_arg(argv[i]));
     }
   }
-  if (ctx.conn.info) {
-    e.addr = ctx.conn.info->addr;
-    // The name's only writer is this connection's own worker (CLIENT SETNAME, HELLO, RESET run
-    // here), so reading it on this thread without the registry lock races with no write.
-    e.name = ctx.conn.info->name;
-  }
+  e.addr = std::move(addr);
+  e.name = std::move(name);
   const std::int64_t max_len = g_max_len.load(std::memory_order_relaxed);
   SlowLog& s = slowlog();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -191,11 +188,33 @@ std::uint64_t coarse_ns() {
 
 void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us) {
   const std::int64_t slow = g_slower_than_us.load(std::memory_order_relaxed);
-  if (slow >= 0 && duration_us >= static_cast<std::uint64_t>(slow) && cmd.name != "exec")
-    slowlog_push(ctx, duration_us);
+  if (slow >= 0 && duration_us >= static_cast<std::uint64_t>(slow) && cmd.name != "exec") {
+    // The name's only writer is this connection's own worker (CLIENT SETNAME, HELLO, RESET run
+    // here), so reading it on this thread without the registry lock races with no write.
+    const ClientInfo* info = ctx.conn.info.get();
+    slowlog_push(ctx.argv, info ? info->addr : std::string(), info ? info->name : std::string(),
+                 duration_us);
+  }
   const std::int64_t lat = g_latency_ms.load(std::memory_order_relaxed);
   if (lat > 0 && duration_us / 1000 >= static_cast<std::uint64_t>(lat))
     latency_add((cmd.flags & kFast) ? "fast-command" : "command", duration_us / 1000);
+}
+
+void monitor_unblocked(std::span<const std::string> argv, std::string addr, std::string name,
+                       std::uint64_t duration_us) {
+  const std::int64_t slow = g_slower_than_us.load(std::memory_order_relaxed);
+  if (slow >= 0 && duration_us >= static_cast<std::uint64_t>(slow)) {
+    const std::vector<std::string_view> views(argv.begin(), argv.end());
+    slowlog_push(views, std::move(addr), std::move(name), duration_us);
+  }
+  const std::int64_t lat = g_latency_ms.load(std::memory_order_relaxed);
+  if (lat > 0 && duration_us / 1000 >= static_cast<std::uint64_t>(lat))
+    latency_add("command-unblocking", duration_us / 1000);
+}
+
+void monitor_event(std::string_view event, std::uint64_t duration_ms) {
+  const std::int64_t lat = g_latency_ms.load(std::memory_order_relaxed);
+  if (lat > 0 && duration_ms >= static_cast<std::uint64_t>(lat)) latency_add(event, duration_ms);
 }
 
 std::vector<SlowlogEntry> slowlog_get(std::int64_t count) {

@@ -6,11 +6,10 @@
 // own time, so while a monitor is on (slowlog-log-slower-than >= 0, Redis's default 10000 us, or
 // latency-monitor-threshold > 0) dispatch also times each command it runs, as follows:
 //   - a command not flagged fast (KEYS, SORT, EVAL, LRANGE...) or any command while the smallest
-//     threshold is below 2 ticks of the coarse clock: two CLOCK_MONOTONIC reads around it (about
-//     25 ns each on the development machine);
+//     threshold is below 2 ticks of the coarse clock: two CLOCK_MONOTONIC reads around it;
 //   - a fast command (GET, SET, INCR...) while every threshold is at least 2 ticks: two
-//     CLOCK_MONOTONIC_COARSE reads (about 5 ns each, resolution one tick: 4 ms here, from
-//     clock_getres). Such a command is reported with its duration rounded to ticks; it cannot be
+//     CLOCK_MONOTONIC_COARSE reads (several times cheaper; resolution one tick, as clock_getres
+//     reports it; figures in papers/server-choices.md). Such a command is reported with its duration rounded to ticks; it cannot be
 //     reported when it took under threshold - 1 tick, and is when it took threshold + 1 tick or
 //     more. An O(1) command that slow is a stall (preemption, a page fault), which is what the
 //     default configuration is there to catch.
@@ -35,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +67,17 @@ std::uint64_t coarse_ns();
 // Reports one command that took duration_us: logs it in the slow log and adds a latency sample
 // ("command" or "fast-command") when it reaches their thresholds. Cheap when it reaches neither.
 void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us);
+
+// A blocked command that a push served (blocking.cpp), reported by the serving thread: logs it
+// in the slow log as its client sent it, duration_us being the time serving it took, and adds a
+// "command-unblocking" latency sample, when they reach their thresholds. Redis 7.0 logs a
+// blocking command when it is served, not when it blocks (nor when it times out or CLIENT
+// UNBLOCK ends it), so dispatch does not report a command that blocked.
+void monitor_unblocked(std::span<const std::string> argv, std::string addr, std::string name,
+                       std::uint64_t duration_us);
+// A latency sample of a server event that is not a command ("expire-cycle"), recorded when it
+// reaches latency-monitor-threshold.
+void monitor_event(std::string_view event, std::uint64_t duration_ms);
 
 // ---- the slow log ----
 struct SlowlogEntry {

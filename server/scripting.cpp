@@ -28,74 +28,12 @@ int luaopen_bit(lua_State*);
 #include "server/lua_sandbox.hpp"
 #include "server/resp_parser.hpp"
 #include "server/scripting.hpp"
+#include "server/sha1.hpp"
 
 namespace kvlab::server {
 
 namespace scripting {
 namespace {
-
-// ---- SHA-1 (FIPS 180-1), for script names ----
-// Computed for every EVAL (its body names its compiled function), so the blocks are read in
-// place, the padded tail goes through a stack buffer, and the digest is hexed by table rather
-// than copied and printed with snprintf.
-void sha1_block(std::uint32_t h[5], const unsigned char* p) {
-  auto rol = [](std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
-  std::uint32_t w[80];
-  for (int i = 0; i < 16; ++i)
-    w[i] = (std::uint32_t{p[4 * i]} << 24) | (std::uint32_t{p[4 * i + 1]} << 16) |
-           (std::uint32_t{p[4 * i + 2]} << 8) | p[4 * i + 3];
-  for (int i = 16; i < 80; ++i) w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-  std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-  for (int i = 0; i < 80; ++i) {
-    std::uint32_t f, k;
-    if (i < 20) {
-      f = (b & c) | (~b & d);
-      k = 0x5A827999;
-    } else if (i < 40) {
-      f = b ^ c ^ d;
-      k = 0x6ED9EBA1;
-    } else if (i < 60) {
-      f = (b & c) | (b & d) | (c & d);
-      k = 0x8F1BBCDC;
-    } else {
-      f = b ^ c ^ d;
-      k = 0xCA62C1D6;
-    }
-    const std::uint32_t t = rol(a, 5) + f + e + k + w[i];
-    e = d;
-    d = c;
-    c = rol(b, 30);
-    b = a;
-    a = t;
-  }
-  h[0] += a;
-  h[1] += b;
-  h[2] += c;
-  h[3] += d;
-  h[4] += e;
-}
-
-std::string sha1_hex(std::string_view data) {
-  std::uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const std::size_t full = data.size() / 64 * 64;
-  for (std::size_t off = 0; off < full; off += 64) sha1_block(h, p + off);
-  // The rest, 0x80, zeros and the length in bits (big-endian): one block or two.
-  unsigned char tail[128] = {};
-  const std::size_t rest = data.size() - full;
-  if (rest != 0) std::memcpy(tail, p + full, rest);
-  tail[rest] = 0x80;
-  const std::size_t blocks = rest < 56 ? 1 : 2;
-  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
-  for (int i = 0; i < 8; ++i)
-    tail[blocks * 64 - 1 - i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (std::size_t b = 0; b < blocks; ++b) sha1_block(h, tail + 64 * b);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(40, '0');
-  for (int i = 0; i < 5; ++i)
-    for (int j = 0; j < 8; ++j) out[8 * i + j] = kHex[(h[i] >> (28 - 4 * j)) & 0xf];
-  return out;
-}
 
 std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -97,6 +97,7 @@ void Server::prepare(unsigned n) {
   eviction_->mark_started();
   for (unsigned i = 0; i < n; ++i)
     stats_[i].cmd = std::make_unique<CommandStat[]>(CommandTable::instance().stat_count());
+  if (configure_) configure_(*this);
 }
 
 bool Server::start_in_process(unsigned n, std::string* error) {

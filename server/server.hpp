@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,6 +67,7 @@ struct Config {
   std::string maxmemory_policy = "noeviction";
   int maxmemory_samples = 5;
   std::string eviction_queue = "queue/kvlab";
+  std::size_t expected_keys = 1024;  // --expected-keys: the keyspace's initial capacity hint
 };
 
 // One class of Redis's client-output-buffer-limit: disconnect at `hard` unsent bytes, or when
@@ -150,6 +152,16 @@ class ClientRegistry {
     auto it = clients_.find(id);
     return it == clients_.end() ? nullptr : it->second;
   }
+  // The client's address and name, read under the registry lock from any thread (the slow log
+  // entry of a blocked client that another worker serves); false when it has gone.
+  bool addr_and_name(std::uint64_t id, std::string* addr, std::string* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clients_.find(id);
+    if (it == clients_.end()) return false;
+    *addr = it->second->addr;
+    *name = it->second->name;
+    return true;
+  }
   // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
   template <class F>
   void for_each(F&& fn) {
@@ -191,6 +203,7 @@ struct alignas(64) WorkerStats {
   std::atomic<std::uint64_t> commands{0}, hits{0}, misses{0}, expired{0}, errors{0};
   std::atomic<std::uint64_t> net_in{0}, net_out{0}, connections{0};
   std::atomic<std::uint64_t> expiry_index{0};  // entries in the worker's expiry heap
+  std::atomic<std::uint64_t> migrate_sockets{0};  // MIGRATE connections cached (a gauge)
   // Pub/sub, written only by the owning worker (relaxed counters/gauges for INFO).
   std::atomic<std::uint64_t> pubsub_clients{0};     // connections with >= 1 subscription
   std::atomic<std::uint64_t> pubsub_delivered{0};   // messages appended to subscriber output
@@ -273,6 +286,9 @@ class Server {
   std::int64_t start_ms() const { return start_ms_; }
   const std::string& placement_summary() const { return placement_summary_; }
   void set_placement_summary(std::string s) { placement_summary_ = std::move(s); }
+  // Runs once in start(), after the server's parts exist and before any worker serves: the
+  // start-up parameters that are applied as CONFIG SET applies them (commands/config.hpp).
+  void set_configure(std::function<void(Server&)> f) { configure_ = std::move(f); }
   const std::vector<std::string>& worker_placement() const { return worker_placement_; }
 
   // instantaneous_ops_per_sec: workers call sample() on their loop iterations; any may win.
@@ -381,6 +397,7 @@ class Server {
   std::unique_ptr<Atomicity> atomicity_;  // created in start(), once the worker count is known
   std::unique_ptr<Cluster> cluster_;      // created in the constructor from the config
   std::unique_ptr<Eviction> eviction_;    // created in start(), once the worker count is known
+  std::function<void(Server&)> configure_;  // set_configure
   PubSubRegistry pubsub_;                 // declared before workers_: outlives them
   std::atomic<std::uint64_t> pubsub_hard_{kDefaultPubSubObufLimit.hard};
   std::atomic<std::uint64_t> pubsub_soft_{kDefaultPubSubObufLimit.soft};

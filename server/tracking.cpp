@@ -33,6 +33,15 @@ struct ThreadState {
   std::vector<std::string> keys;
   std::vector<Outgoing> out;
   std::vector<std::vector<PubSubEnvelope>> remote;  // per target worker, reused
+  // Replies to blocked commands this thread served during the current command, to post with
+  // the invalidations they caused behind them (tracking_defer_unblock).
+  struct Unblocked {
+    unsigned worker;
+    std::uint64_t conn;
+    const BlockedClient* b;
+    std::string reply;
+  };
+  std::vector<Unblocked> unblocked;
 };
 thread_local ThreadState t_state;
 
@@ -229,24 +238,15 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
   std::lock_guard<std::mutex> lock(mu_);
   if (!table_.empty())
     for (const std::string& k : keys) invalidate_key_locked(server, origin, k);
-  if (!prefixes_.empty() && !keys.empty()) {
-    std::vector<std::string_view> sorted(keys.begin(), keys.end());
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    std::vector<std::string_view> match;
-    for (auto& [prefix, ids] : prefixes_) {
-      match.clear();
-      for (std::string_view k : sorted)
-        if (k.starts_with(prefix)) match.push_back(k);
-      if (match.empty()) continue;
-      const std::string arr = encode_keys(match);
-      for (std::uint64_t id : ids) {
-        auto c = clients_map_.find(id);
-        if (c == clients_map_.end()) continue;
-        // NOLOOP: every key of this batch was modified by `origin`.
-        if (c->second.noloop && id == origin) continue;
-        send_locked(server, id, c->second, arr);
-      }
+  if (!prefixes_.empty()) {
+    for (const std::string& k : keys) {
+      // Noted once per key, with its last modifier, when some prefix covers it.
+      auto p = prefixes_.upper_bound(std::string_view(k));
+      bool covered = false;
+      for (auto it = prefixes_.begin(); it != p && !covered; ++it) covered = k.starts_with(it->first);
+      if (!covered) continue;
+      bcast_keys_.insert_or_assign(k, origin);
+      bcast_pending_.store(true, std::memory_order_relaxed);  // see broadcast_pending()
     }
   }
   if (flushed) {
@@ -256,12 +256,42 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
   }
 }
 
+void TrackingRegistry::broadcast(Server& server) {
+  std::lock_guard<std::mutex> lock(mu_);
+  bcast_pending_.store(false, std::memory_order_relaxed);  // under mu_, with the keys taken
+  if (bcast_keys_.empty()) return;
+  std::vector<std::string_view> match;
+  for (auto& [prefix, ids] : prefixes_) {
+    // bcast_keys_ is sorted: the keys under `prefix` are one run from its lower bound.
+    auto first = bcast_keys_.lower_bound(std::string_view(prefix));
+    auto last = first;
+    while (last != bcast_keys_.end() && std::string_view(last->first).starts_with(prefix)) ++last;
+    if (first == last) continue;
+    for (std::uint64_t id : ids) {
+      auto c = clients_map_.find(id);
+      if (c == clients_map_.end()) continue;
+      match.clear();
+      for (auto it = first; it != last; ++it)
+        if (!c->second.noloop || it->second != id) match.push_back(it->first);
+      if (!match.empty()) send_locked(server, id, c->second, encode_keys(match));
+    }
+  }
+  bcast_keys_.clear();
+}
+
 // ---- the calling thread's notes and their delivery ----
 
 void tracking_note_modified(std::string_view key) {
   ThreadState& t = t_state;
   t.keys.emplace_back(key);
   t_tracking_pending = true;
+}
+
+void tracking_defer_unblock(unsigned worker, std::uint64_t conn, const BlockedClient* b,
+                            std::string reply) {
+  ThreadState& t = t_state;
+  t.unblocked.push_back({worker, conn, b, std::move(reply)});
+  t_tracking_pending = true;  // so that flush() runs after this command and posts it
 }
 
 void tracking_note_flush() {
@@ -287,6 +317,21 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
   ThreadState& t = t_state;
   compute_noted(server, origin);
   t_tracking_pending = false;
+  // A served client's reply leaves with its own invalidations behind it, in one item, as Redis
+  // sends them right after that reply (they belong to its command, which the push completed).
+  if (!t.unblocked.empty()) {
+    std::vector<ThreadState::Unblocked> unblocked;
+    unblocked.swap(t.unblocked);
+    for (ThreadState::Unblocked& u : unblocked) {
+      std::vector<std::string> after;
+      std::erase_if(t.out, [&](Outgoing& o) {
+        if (o.to.conn != u.conn) return false;
+        after.push_back(std::move(o.frame));
+        return true;
+      });
+      server.worker(u.worker).post_unblock(u.conn, u.b, std::move(u.reply), std::move(after));
+    }
+  }
   if (t.out.empty()) return;
   const unsigned n = server.num_workers();
   if (t.remote.size() < n) t.remote.resize(n);

@@ -24,6 +24,9 @@
 // carries a tag and the message kind; the receiving worker renders it for the receiving
 // connection as Redis's sendTrackingMessage does: RESP3 → push `>2 invalidate <keys>`;
 // RESP2 redirect target in pub/sub mode → `message __redis__:invalidate <keys>`; otherwise dropped.
+// A client whose blocked command the writer's command served (BLMOVE's push to a key it tracks)
+// gets its own invalidations with that reply, right behind it, in one unblock item
+// (tracking_defer_unblock), as Redis sends them after the served command's reply.
 // A redirect whose target has gone sends `tracking-redir-broken <id>` (RESP3) to the tracking
 // client instead, and marks it (TRACKINGINFO's broken_redirect), at invalidation time as Redis.
 //
@@ -70,6 +73,7 @@ class Worker;
 struct Connection;
 struct CommandContext;
 struct CommandSpec;
+struct BlockedClient;
 
 // A connection's own view of its tracking state (worker-local; mirrored in the registry).
 struct TrackingFlags {
@@ -112,9 +116,21 @@ class TrackingRegistry {
   std::size_t total_prefixes();
 
   // Called by flush(): computes the messages for keys modified by client `origin` (0: none), and
-  // the null invalidation when `flushed`, into the calling thread's outbox.
+  // the null invalidation when `flushed`, into the calling thread's outbox. Keys under a BCAST
+  // prefix are only noted, for broadcast().
   void invalidate(Server& server, std::uint64_t origin, const std::vector<std::string>& keys,
                   bool flushed);
+  // BCAST mode sends as Redis does before it sleeps: the keys modified since the last broadcast,
+  // one message per prefix and client (NOLOOP leaves out the keys that client modified last),
+  // into the calling thread's outbox. Workers call it at the end of each event-loop iteration,
+  // so the messages follow the replies of the commands that caused them, and a pipeline of writes
+  // causes one message, not one per write.
+  bool broadcast_pending() const {
+    // relaxed: a hint read once per loop iteration. The keys are under mu_; the worker that noted
+    // them reads its own store, so none waits longer than that worker's current iteration.
+    return bcast_pending_.load(std::memory_order_relaxed);
+  }
+  void broadcast(Server& server);
 
  private:
   struct Client {
@@ -138,6 +154,9 @@ class TrackingRegistry {
       table_;              // default mode: key → ids of the clients that read it
   std::size_t items_ = 0;  // invariant 1
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> prefixes_;  // BCAST
+  // BCAST: keys modified since the last broadcast → the client that modified each last (0: none).
+  std::map<std::string, std::uint64_t, std::less<>> bcast_keys_;
+  std::atomic<bool> bcast_pending_{false};  // bcast_keys_ is not empty; written under mu_
   std::atomic<std::uint32_t> clients_{0};  // invariant 3; written under mu_
 };
 
@@ -147,6 +166,11 @@ void set_tracking_max_keys(std::int64_t n);
 // Db::modified / Db::clear on the calling thread: remember the key (or the flush) for flush().
 void tracking_note_modified(std::string_view key);
 void tracking_note_flush();
+// serve_blocked() on the calling thread answered connection conn's blocked command b with
+// reply while clients track: flush() posts the reply to conn's worker with conn's invalidations
+// from this command behind it, in one item (Worker::post_unblock), so that nothing comes between.
+void tracking_defer_unblock(unsigned worker, std::uint64_t conn, const BlockedClient* b,
+                            std::string reply);
 // Whether the calling thread has tracking work to flush: a plain thread-local read, inline,
 // because Worker::execute asks after every command.
 inline thread_local bool t_tracking_pending = false;

@@ -24,9 +24,11 @@
 #include "server/commands/common.hpp"
 #include "server/errors.hpp"
 #include "server/keyspace_factory.hpp"
+#include "server/monitor.hpp"
 #include "server/notify.hpp"
 #include "server/reply.hpp"
 #include "server/scripting.hpp"
+#include "server/session.hpp"
 #include "structures/reclaim/epoch.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO
@@ -36,14 +38,6 @@
 namespace kvlab::server {
 
 namespace {
-
-// The commands whose replies are pub/sub pushes (subscription confirmations).
-bool is_subscription_command(std::string_view name) {
-  for (std::string_view n :
-       {"subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe"})
-    if (iequals(name, n)) return true;
-  return false;
-}
 
 // epoll user data for the two non-connection descriptors (connections use their Connection*).
 char g_listen_tag;
@@ -151,9 +145,7 @@ Worker::~Worker() {
     overflow_.clear();
   }
   for (Connection* c : all_) {
-    pubsub_forget(server_, index_, *c);
-    tracking_forget(server_, *c);
-    if (c->watch) server_.db().watches().unwatch_all(*c->watch);
+    end_client_state(server_, index_, *c);
     ::close(c->fd);
     if (c->info) server_.clients().remove(c->id);
     server_.release_client();
@@ -292,6 +284,7 @@ Connection& Worker::connect_in_process() {
 void Worker::run_in_process(Connection& c, std::int64_t now_ms) {
   reclaim::online();
   process_input(c, now_ms);
+  broadcast_tracking();
   drain_inbox();
   reclaim::offline();
 }
@@ -312,6 +305,8 @@ int Worker::next_timeout_ms(std::int64_t now_ms) const {
     const std::int64_t end = server_.pause_end_ms();
     if (next < 0 || end < next) next = end;
   }
+  // An idle cached MIGRATE connection is closed on time, not at the next MIGRATE.
+  if (const std::int64_t m = migrate_idle_deadline_ms(); m >= 0 && (next < 0 || m < next)) next = m;
   if (next < 0) return -1;  // nothing scheduled: sleep until a socket is ready
   const std::int64_t due = next - now_ms;
   if (due <= 0) return 0;
@@ -446,6 +441,7 @@ void Worker::run() {
       expire_blocked(wall_ms());
     if (!postponed_.empty() && server_.paused(wall_ms()) == Server::kPauseNone)
       resume_postponed(wall_ms());
+    broadcast_tracking();
     if (!touched_.empty()) flush_touched();
     const std::int64_t now = wall_ms();
     // No active expiry while clients are paused: the dataset stays as it is (Redis 7.0).
@@ -457,10 +453,13 @@ void Worker::run() {
       notify_flush(server_, *this);
       if (!touched_.empty()) flush_touched();
     }
-    if (tracking_pending()) {  // expired keys that tracking clients had read
+    if (tracking_pending() || server_.tracking().broadcast_pending()) {  // expired keys
+      broadcast_tracking();
       tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();
     }
+    if (const std::int64_t m = migrate_idle_deadline_ms(); m >= 0 && m <= now)
+      migrate_close_idle(now);
     server_.sample_ops(now);
     reclaim::quiescent();
     server_.eviction().end_iteration(index_, now);
@@ -593,8 +592,8 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
 
 namespace {
 // The header line of the value's Object (size, type and the first 48 bytes): GET reads it first.
-// Prefetching four lines instead measured no better: the hardware prefetcher
-// follows a longer copy, and SET never reads the old value at all.
+// Prefetching more lines pays nothing: the hardware prefetcher follows a longer copy, and SET never
+// reads the old value at all (papers/server-choices.md).
 void prefetch_value(const Value& v) {
   __builtin_prefetch(v.obj.get(), 0, 3);
 }
@@ -671,14 +670,13 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   running_ = outer;
   if (c.postponed) return;  // CLIENT PAUSE: not run yet, so nothing to count
   // CLIENT REPLY: a command run under OFF or SKIP loses its replies (everything it appended),
-  // unless it was CLIENT REPLY ON; SKIP lasts one command. CLIENT REPLY SKIP itself answers
-  // nothing.
+  // unless it was CLIENT REPLY ON, or its replies are pub/sub confirmations, which Redis sends
+  // as pushes whatever the mode (RESP2 too); SKIP lasts one command. CLIENT REPLY SKIP itself
+  // answers nothing.
   using RM = Connection::ReplyMode;
   if (c.reply_mode == RM::kOff || c.reply_mode == RM::kSkip) {
-    // (P|S)(UN)SUBSCRIBE confirmations are pushes, which Redis sends whatever the reply mode;
-    // their errors are ordinary replies and are dropped.
-    const bool push = reply.errors() == 0 && is_subscription_command(args[0]);
-    if (c.out.size() > out_before && !push) c.out.truncate(out_before);
+    const bool keep = ctx.push_reply && reply.errors() == 0;
+    if (!keep && c.out.size() > out_before) c.out.truncate(out_before);
     if (c.blocked) c.blocked_reply_dropped = true;
     if (c.reply_mode == RM::kSkip) c.reply_mode = RM::kOn;
   } else if (c.reply_mode == RM::kSkipNext) {
@@ -899,8 +897,7 @@ void Worker::close_connection(Connection* c) {
   // First out of the registry: CLIENT LIST/KILL must not see it half torn down (no longer a
   // subscriber, say, and so counted as TYPE normal).
   server_.clients().remove(c->id);
-  pubsub_forget(server_, index_, *c);
-  tracking_forget(server_, *c);
+  end_client_state(server_, index_, *c);
   if (c->blocked) {
     // A waiter that disconnects leaves nothing behind; if a server took it first, the element
     // it popped was meant for this closed connection (as in Redis, when the reply is written to a
@@ -910,7 +907,6 @@ void Worker::close_connection(Connection* c) {
                                                   std::memory_order_acq_rel))
       server_.blocking().remove(*c->blocked);
   }
-  if (c->watch) server_.db().watches().unwatch_all(*c->watch);
   if (c->postponed) server_.add_postponed(-1);  // its entry in postponed_ is skipped
   if (c->mem_counted != 0) {                    // single writer, relaxed: see account_memory()
     std::atomic<std::uint64_t>& total = server_.stats(index_).client_mem;
@@ -922,6 +918,12 @@ void Worker::close_connection(Connection* c) {
   by_id_.erase(c->id);
   conns_.store(conns_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   delete c;
+}
+
+void Worker::broadcast_tracking() {
+  if (!server_.tracking().broadcast_pending()) return;
+  server_.tracking().broadcast(server_);
+  tracking_flush(server_, *this, 0);
 }
 
 void Worker::post(PubSubBatch* batch) {
@@ -1124,10 +1126,11 @@ void Worker::block(Connection& conn, std::shared_ptr<BlockedClient> b) {
   conn.info->blocked.store(true, std::memory_order_relaxed);
 }
 
-void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply) {
+void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply,
+                          std::vector<std::string> after) {
   {
     std::lock_guard<std::mutex> lock(unblock_mu_);
-    unblocks_.push_back(Unblock{conn_id, b, std::move(reply)});
+    unblocks_.push_back(Unblock{conn_id, b, std::move(reply), std::move(after)});
   }
   // release: pairs with the acquire load in run(); the eventfd write wakes the loop.
   if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
@@ -1136,20 +1139,20 @@ void Worker::post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::st
 void Worker::post_kill(std::uint64_t conn_id) {
   {
     std::lock_guard<std::mutex> lock(unblock_mu_);
-    unblocks_.push_back(Unblock{conn_id, nullptr, {}, true});
+    unblocks_.push_back(Unblock{conn_id, nullptr, {}, {}, true});
   }
   // release: as post_unblock.
   if (!unblock_pending_.exchange(true, std::memory_order_acq_rel)) wake();
 }
 
-void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms) {
+void Worker::resume(Connection& c, std::string_view reply, std::int64_t now_ms, bool run_input) {
   c.blocked.reset();
   c.info->blocked.store(false, std::memory_order_relaxed);
   if (!c.blocked_reply_dropped) c.out.append(reply);  // CLIENT REPLY OFF/SKIP when it blocked
   c.blocked_reply_dropped = false;
   mark_touched(c);
   // Commands that arrived while it waited run now (in order, after the reply).
-  if (!c.paused && !c.in.empty()) process_input(c, now_ms);
+  if (run_input && !c.paused && !c.in.empty()) process_input(c, now_ms);
 }
 
 void Worker::postpone(Connection& c) {
@@ -1189,7 +1192,11 @@ void Worker::drain_unblocks(std::int64_t now_ms) {
       continue;
     }
     if (it == by_id_.end() || u.kill || it->second->blocked.get() != u.b) continue;  // closed
-    resume(*it->second, u.reply, now_ms);
+    Connection& c = *it->second;
+    resume(c, u.reply, now_ms, /*run_input=*/u.after.empty());
+    if (u.after.empty()) continue;
+    for (const std::string& f : u.after) deliver(u.conn, f);
+    if (!c.paused && !c.in.empty()) process_input(c, now_ms);
   }
 }
 
@@ -1239,6 +1246,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   // Bounded work per loop iteration (like Redis's active expire cycle): 1000 keys, then back to
   // serving sockets; the zero timeout of next_timeout_ms() brings us back immediately.
   WorkerStats& st = server_.stats(index_);
+  const std::uint64_t t0 = monotonic_ns();
   server_.atomicity().online(index_);
   for (int k = 0; k < 1000 && !expiry_.empty() && expiry_.top().at_ms <= now_ms; ++k) {
     const std::string key = expiry_.top().key;
@@ -1252,6 +1260,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
   }
   server_.atomicity().offline(index_);
   st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
+  monitor_event("expire-cycle", (monotonic_ns() - t0) / 1000000);
 }
 
 void Worker::drain_and_close_all() {

@@ -142,8 +142,11 @@ class Worker {
   // Worker thread: conn waits in blocking command b (registered already) until served, timed out,
   // unblocked or closed.
   void block(Connection& conn, std::shared_ptr<BlockedClient> b);
-  // Any thread: the wait b of connection conn_id ended; reply is its answer (raw RESP).
-  void post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply);
+  // Any thread: the wait b of connection conn_id ended; reply is its answer (raw RESP). The frames
+  // of `after` (the invalidations serving it caused, tracking.hpp) are delivered right behind the
+  // reply, as deliver() does, before the commands the client sent meanwhile run.
+  void post_unblock(std::uint64_t conn_id, const BlockedClient* b, std::string reply,
+                    std::vector<std::string> after = {});
   // Any thread: close connection conn_id of this worker (CLIENT KILL), discarding its pending
   // output; done between event batches, so no event in flight refers to it.
   void post_kill(std::uint64_t conn_id);
@@ -190,6 +193,8 @@ class Worker {
   void drain_and_close_all();
   void resume_accept();
   void drain_inbox();
+  // The end of an event-loop iteration: BCAST tracking messages of its writes (tracking.hpp).
+  void broadcast_tracking();
   void deliver_batch(void* batch);
   void flush_touched();
   // Queues c for flush_touched() (once per batch).
@@ -213,7 +218,9 @@ class Worker {
   void evict_clients();
   void drain_unblocks(std::int64_t now_ms);
   void expire_blocked(std::int64_t now_ms);
-  void resume(Connection& c, std::string_view reply, std::int64_t now_ms);
+  // Ends c's wait with reply; then runs the commands it sent meanwhile, unless !run_input (the
+  // caller runs them).
+  void resume(Connection& c, std::string_view reply, std::int64_t now_ms, bool run_input = true);
   void resume_postponed(std::int64_t now_ms);
   // Atomicity's wait hook (set in run()): while a command of this worker waits for the gate and
   // a script of any worker is past busy-reply-threshold, serves the other connections as
@@ -262,7 +269,8 @@ class Worker {
     std::uint64_t conn;
     const BlockedClient* b;  // nullptr with kill
     std::string reply;
-    bool kill = false;  // post_kill: close the connection instead
+    std::vector<std::string> after;  // frames delivered behind the reply
+    bool kill = false;               // post_kill: close the connection instead
   };
   std::mutex unblock_mu_;
   std::vector<Unblock> unblocks_;  // guarded by unblock_mu_

@@ -462,8 +462,8 @@ void client_unblock_cmd(CommandContext& ctx) {
   }
   std::int64_t id = 0;  // as Redis: the reason is checked before the id
   if (!arg_i64(ctx, ctx.arg(2), &id)) return;
-  ctx.reply.integer(
-      id > 0 && unblock_client(ctx.server, static_cast<std::uint64_t>(id), with_error) ? 1 : 0);
+  ctx.reply.integer(id > 0 && unblock_client(ctx, static_cast<std::uint64_t>(id), with_error) ? 1
+                                                                                              : 0);
 }
 
 // CLIENT PAUSE timeout [WRITE|ALL] (Redis 7.0): the mode is checked before the timeout; the end
@@ -683,17 +683,22 @@ void command_list_cmd(CommandContext& ctx) {
 // COMMAND GETKEYS command [arg ...]: the keys of a full command, as Redis 7.0 finds them (cluster
 // clients ask it for the commands whose keys move: XREAD, EVAL, ZUNION...). Its checks run in
 // Redis's order: the command (and subcommand) exists, it has keys, the argument count fits its
-// arity, the keys can be found.
-void command_getkeys_cmd(CommandContext& ctx) {
+// arity, the keys can be found. COMMAND GETKEYSANDFLAGS answers each key with its key-spec flags
+// (key_flags()): [key, [flag ...]] pairs, the flags a set in RESP3.
+void getkeys(CommandContext& ctx, bool with_flags) {
   const auto argv = ctx.argv.subspan(2);
   const CommandSpec* c = CommandTable::instance().find(argv[0]);
-  if (c != nullptr && argv.size() > 1 && !c->subcommands.empty())
+  std::string full_name = c == nullptr ? std::string() : std::string(c->name);
+  if (c != nullptr && argv.size() > 1 && !c->subcommands.empty()) {
     c = CommandTable::find_sub(*c, argv[1]);
+    if (c != nullptr) full_name += "|" + std::string(c->name);
+  }
   if (c == nullptr) {
     ctx.reply.error("ERR Invalid command specified");
     return;
   }
-  if (c->first_key == 0 && c->extra_keys == nullptr) {
+  // Shard channels (SPUBLISH, SSUBSCRIBE) are Redis's not_key key specs: no keys for GETKEYS.
+  if ((c->first_key == 0 && c->extra_keys == nullptr) || (c->flags & kChannelKeys)) {
     ctx.reply.error("ERR The command has no key arguments");
     return;
   }
@@ -702,8 +707,11 @@ void command_getkeys_cmd(CommandContext& ctx) {
     ctx.reply.error("ERR Invalid number of arguments specified for command");
     return;
   }
+  // PFMERGE's sources are a key spec of their own that begins at argv[2]: Redis 7.0 finds it
+  // begins past a destination-only command and answers it as invalid arguments.
+  const bool spec_past_end = full_name == "pfmerge" && argv.size() < 3;
   std::vector<std::size_t> idx;
-  if (!command_keys(*c, argv, &idx) || idx.empty()) {
+  if (spec_past_end || !command_keys(*c, argv, &idx) || idx.empty()) {
     // Scripts may have no keys (Redis's no_mandatory_keys): an empty list, not an error.
     if (no_mandatory_keys(*c)) {
       ctx.reply.array(0);
@@ -713,7 +721,30 @@ void command_getkeys_cmd(CommandContext& ctx) {
     return;
   }
   ctx.reply.array(idx.size());
-  for (std::size_t i : idx) ctx.reply.bulk(argv[i]);
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    if (!with_flags) {
+      ctx.reply.bulk(argv[idx[k]]);
+      continue;
+    }
+    ctx.reply.array(2);
+    ctx.reply.bulk(argv[idx[k]]);
+    std::vector<std::string_view> flags;
+    std::string_view rest = key_flags(*c, full_name, argv, k);
+    while (!rest.empty()) {
+      const std::size_t sp = rest.find(' ');
+      flags.push_back(rest.substr(0, sp));
+      rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    }
+    ctx.reply.set(flags.size());
+    for (const std::string_view f : flags) ctx.reply.simple(f);
+  }
+}
+
+void command_getkeys_cmd(CommandContext& ctx) {
+  getkeys(ctx, false);
+}
+void command_getkeysandflags_cmd(CommandContext& ctx) {
+  getkeys(ctx, true);
 }
 
 void command_help_cmd(CommandContext& ctx) {
@@ -723,7 +754,9 @@ void command_help_cmd(CommandContext& ctx) {
                    "    Return a list of all commands in this server.", "INFO [<command-name> ...]",
                    "    Return details about the given commands.", "DOCS [<command-name> ...]",
                    "    Return documentation details about commands.", "GETKEYS <full-command>",
-                   "    Return the keys from a full command.", "HELP", "    Print this help."});
+                   "    Return the keys from a full command.", "GETKEYSANDFLAGS <full-command>",
+                   "    Return the keys and the access flags from a full command.", "HELP",
+                   "    Print this help."});
 }
 
 const CommandSpec kCommandSubcommands[] = {
@@ -741,6 +774,9 @@ const CommandSpec kCommandSubcommands[] = {
      "O(N) where N is the total number of commands"},
     {"getkeys", -4, kLoading | kStale, command_getkeys_cmd, 0, 0, 0, "server",
      "Extract keys given a full Redis command", "command [arg [arg ...]]", "2.8.13",
+     "O(N) where N is the number of arguments to the command"},
+    {"getkeysandflags", -4, kLoading | kStale, command_getkeysandflags_cmd, 0, 0, 0, "server",
+     "Extract keys and access flags given a full Redis command", "command [arg [arg ...]]", "7.0.0",
      "O(N) where N is the number of arguments to the command"},
     {"help", 2, kLoading | kStale, command_help_cmd, 0, 0, 0, "server",
      "Show helpful text about the different subcommands", "", "5.0.0"},
@@ -916,6 +952,9 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "aof_rewrites:0\r\n"
         << "aof_last_write_status:ok\r\n";
     } else if (n == "stats") {
+      std::uint64_t migrate_sockets = 0;  // relaxed: per-worker gauges (WorkerStats)
+      for (unsigned i = 0; i < s.num_workers(); ++i)
+        migrate_sockets += s.stats(i).migrate_sockets.load(std::memory_order_relaxed);
       o << "total_connections_received:" << t.connections << "\r\n"
         << "total_commands_processed:" << total_calls << "\r\n"
         << "instantaneous_ops_per_sec:"
@@ -931,6 +970,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "pubsub_channels:" << s.pubsub().channel_count() << "\r\n"
         << "pubsub_patterns:" << s.pubsub().pattern_count() << "\r\n"
         << "pubsubshard_channels:" << s.pubsub().channel_count(true) << "\r\n"
+        << "migrate_cached_sockets:" << migrate_sockets << "\r\n"
         << "tracking_total_keys:" << s.tracking().total_keys() << "\r\n"
         << "tracking_total_items:" << s.tracking().total_items() << "\r\n"
         << "tracking_total_prefixes:" << s.tracking().total_prefixes() << "\r\n"

@@ -18,6 +18,8 @@
 #include "server/commands/containers.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/value_types.hpp"
+#include "server/monitor.hpp"
+#include "server/tracking.hpp"
 
 namespace kvlab::server {
 
@@ -71,6 +73,14 @@ std::vector<std::shared_ptr<BlockedClient>> BlockingRegistry::all() {
   std::vector<std::shared_ptr<BlockedClient>> out;
   out.reserve(by_conn_.size());
   for (const auto& [id, b] : by_conn_) out.push_back(b);
+  return out;
+}
+
+std::vector<std::string> BlockingRegistry::keys() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.reserve(by_key_.size());
+  for (const auto& [key, q] : by_key_) out.push_back(key);
   return out;
 }
 
@@ -265,6 +275,46 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
   return Pop::kDone;
 }
 
+// The error code of a raw RESP reply ("NOGROUP" for "-NOGROUP the consumer group ..."); empty
+// when it is not an error.
+std::string_view error_code_of(std::string_view reply) {
+  if (reply.empty() || reply[0] != '-') return {};
+  reply.remove_prefix(1);
+  return reply.substr(0, std::min(reply.find(' '), reply.find('\r')));
+}
+
+// How a wait ended, for the statistics. Redis 7.0 counts a blocking command's call when it
+// blocks; when its wait ends it counts, beyond any error reply (errorstats, total_error_replies):
+// served by a push (with data or an error: NOGROUP, UNBLOCKED, WRONGTYPE) -> a slow log entry,
+// and a failed call when it answers an error; CLIENT UNBLOCK -> a failed call, even with the
+// timeout reply; a timeout, or a cluster redirection -> nothing more.
+enum class WaitEnd { kServed, kUnblocked, kRedirected };
+
+// Ends b's wait with reply (raw RESP). REQUIRES: this thread moved b->state to kDone and removed
+// b from the registry. Counts on this worker (the single writer of its statistics) before the
+// reply is posted, so that a client that reads the reply and then INFO or SLOWLOG sees it.
+void end_wait(CommandContext& ctx, const BlockedClient& b, std::string reply, WaitEnd how,
+              std::uint64_t served_us = 0) {
+  const std::string_view code = error_code_of(reply);
+  const bool failed = how == WaitEnd::kUnblocked || (how == WaitEnd::kServed && !code.empty());
+  if (!code.empty() || failed) count_unblocked(ctx, b.argv[0], code, failed);
+  if (how == WaitEnd::kServed) {
+    const std::int64_t slow = slowlog_slower_than(), lat = latency_threshold_ms();
+    if ((slow >= 0 && served_us >= static_cast<std::uint64_t>(slow)) ||
+        (lat > 0 && served_us / 1000 >= static_cast<std::uint64_t>(lat))) {
+      std::string addr, name;
+      ctx.server.clients().addr_and_name(b.conn_id, &addr, &name);
+      monitor_unblocked(b.argv, std::move(addr), std::move(name), served_us);
+    }
+    // The invalidations this command causes for the served client follow its reply.
+    if (ctx.ks.tracking().active()) {
+      tracking_defer_unblock(b.worker, b.conn_id, &b, std::move(reply));
+      return;
+    }
+  }
+  ctx.server.worker(b.worker).post_unblock(b.conn_id, &b, std::move(reply));
+}
+
 void blocking_cmd(CommandContext& ctx) {
   Spec s;
   std::string error;
@@ -393,6 +443,7 @@ void serve_blocked(CommandContext& ctx) {
       if (!b->state.compare_exchange_strong(expected, BlockedClient::kServing,
                                             std::memory_order_acq_rel))
         continue;  // timed out, unblocked or disconnected meanwhile
+      const std::uint64_t t0 = monotonic_ns();
       std::vector<std::string_view> argv(b->argv.begin(), b->argv.end());
       Spec s;
       std::string error;
@@ -406,8 +457,8 @@ void serve_blocked(CommandContext& ctx) {
         }
         b->state.store(BlockedClient::kDone, std::memory_order_release);
         reg.remove(*b);
-        ctx.server.worker(b->worker).post_unblock(b->conn_id, b.get(),
-                                                  std::string(out.data(), out.size()));
+        end_wait(ctx, *b, std::string(out.data(), out.size()), WaitEnd::kServed,
+                 (monotonic_ns() - t0) / 1000);
         continue;
       }
       const Pop p = parse_spec(argv, &s, &error) ? pop_from(ctx, s, key, w) : Pop::kEmpty;
@@ -423,29 +474,31 @@ void serve_blocked(CommandContext& ctx) {
       }
       b->state.store(BlockedClient::kDone, std::memory_order_release);
       reg.remove(*b);
-      ctx.server.worker(b->worker).post_unblock(b->conn_id, b.get(),
-                                                std::string(out.data(), out.size()));
+      end_wait(ctx, *b, std::string(out.data(), out.size()), WaitEnd::kServed,
+               (monotonic_ns() - t0) / 1000);
     }
   }
   r.stop();
 }
 
-bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error) {
+bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error) {
+  Server& server = ctx.server;
   std::shared_ptr<BlockedClient> b = server.blocking().find(conn_id);
   if (!b) return false;
   int expected = BlockedClient::kWaiting;
   if (!b->state.compare_exchange_strong(expected, BlockedClient::kDone, std::memory_order_acq_rel))
     return false;
   server.blocking().remove(*b);
-  server.worker(b->worker).post_unblock(
-      conn_id, b.get(),
-      with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
-      : !b->timeout_reply.empty() ? b->timeout_reply
-                                  : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"));
+  end_wait(ctx, *b,
+           with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+           : !b->timeout_reply.empty() ? b->timeout_reply
+                                       : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"),
+           WaitEnd::kUnblocked);
   return true;
 }
 
-std::size_t redirect_blocked_clients(Server& server, const ClusterConfig& cfg) {
+std::size_t redirect_blocked_clients(CommandContext& ctx, const ClusterConfig& cfg) {
+  Server& server = ctx.server;
   if (!server.blocking().active()) return 0;
   std::size_t ended = 0;
   for (const auto& b : server.blocking().all()) {
@@ -469,7 +522,7 @@ std::size_t redirect_blocked_clients(Server& server, const ClusterConfig& cfg) {
                                           std::memory_order_acq_rel))
       continue;  // served, timed out or disconnected meanwhile
     server.blocking().remove(*b);
-    server.worker(b->worker).post_unblock(b->conn_id, b.get(), std::move(reply));
+    end_wait(ctx, *b, std::move(reply), WaitEnd::kRedirected);
     ++ended;
   }
   return ended;

@@ -264,7 +264,7 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
   // can never come here: they get MOVED now (Redis 7.0 does it from clientsCron, within a
   // second; here the configuration is the only thing that changes ownership). Every key is
   // locked, so no waiter is being served or registered meanwhile.
-  redirect_blocked_clients(ctx.server, *next);
+  redirect_blocked_clients(ctx, *next);
   if (cl.migrator_if_started() == nullptr && lost.empty() && !next->has_migrations) {
     ctx.reply.ok();
     return;

@@ -23,21 +23,23 @@
 
 namespace kvlab::server {
 
-// MULTI state and watched keys back to a fresh connection's (RESET; transactions.cpp).
-void reset_transaction_state(CommandContext& ctx);
-
 // Serves the clients blocked on the keys the running command made ready (blocking.cpp); called
 // by the escalation that ran the command, before it releases its locks.
 void serve_blocked(CommandContext& ctx);
 // CLIENT UNBLOCK: ends conn_id's wait with the timeout reply or an UNBLOCKED error. False when it
 // was not blocked (or was being served).
-bool unblock_client(Server& server, std::uint64_t conn_id, bool with_error);
+bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error);
 // Cluster mode, after a new configuration was published (KVLAB CLUSTER CONFIG, with every key
 // locked): ends the wait of every client blocked on a key of a slot this node neither owns nor
 // imports, with -MOVED slot host:port (-CLUSTERDOWN when the slot has no owner or the node is
 // not in the configuration), as Redis 7.0's clusterRedirectBlockedClientIfNeeded. A slot that
 // migrates away is still this node's: its waiters stay, as in 7.0. Returns how many it ended.
-std::size_t redirect_blocked_clients(Server& server, const ClusterConfig& cfg);
+std::size_t redirect_blocked_clients(CommandContext& ctx, const ClusterConfig& cfg);
+// MIGRATE's connection cache on the calling worker (migrate.cpp): when its least recently used
+// connection becomes idle long enough to close (-1: none cached), and the closing of those that
+// are, which the worker's loop runs then.
+std::int64_t migrate_idle_deadline_ms();
+void migrate_close_idle(std::int64_t now_ms);
 // Serves a client blocked by XREAD (argv as it registered, with "$" resolved) from key, writing
 // its reply to w; false when key holds nothing after the client's ID (streams.cpp).
 bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
@@ -86,6 +88,11 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = t
   if (read_lookup) notify_keyspace_event(kNotifyKeyMiss, "keymiss", key);  // after "expired"
   return false;
 }
+
+// KEYS, SCAN, RANDOMKEY and DEBUG DIGEST walk the keyspace. Backends whose for_each needs
+// quiescent writers (traits().concurrent_for_each == false) may only do so when this is the only
+// worker; otherwise replies an error naming the backend and returns false (keys.cpp).
+bool can_walk(CommandContext& ctx);
 
 // The live value among what update() passes in: nullptr when absent or expired.
 inline const Value* live(const Value* v, std::int64_t now_ms) {

@@ -12,6 +12,9 @@
 //                            still expire when read
 //   POPULATE <n> [prefix] [size]  creates prefix:0..n-1 = "value:<j>" (cut or zero-padded to
 //                            size), leaving existing keys alone
+//   DIGEST                   a 40-hex digest of the dataset, all zeros when empty
+//   DIGEST-VALUE <key> ...   one digest per key (its value and TTL), all zeros when absent
+//                            (see "DIGEST and DIGEST-VALUE" below for what they guarantee)
 //   OBJECT <key>             Redis's one-line summary: address, refcount, encoding, serialized
 //                            length, LRU clock and idle seconds (quicklist figures for lists)
 //   STRINGMATCH-TEST         fuzzes the glob matcher
@@ -30,14 +33,22 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/commands/set_types.hpp"
+#include "server/commands/stream.hpp"
+#include "server/commands/value_types.hpp"
+#include "server/commands/zset.hpp"
 #include "server/container.hpp"
 #include "server/eviction.hpp"
 #include "server/rdb.hpp"
 #include "server/scripting.hpp"
+#include "server/sha1.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -207,10 +218,214 @@ void debug_object(CommandContext& ctx, std::string_view key) {
   ctx.reply.simple(std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
+// ---- DIGEST and DIGEST-VALUE ----
+// kvlab's own digests, built on SHA-1. They are not Redis's bytes (Redis hashes its encodings'
+// contents in its own way); what they promise is what the tests that use them rely on: equal
+// datasets (or values) digest equally, whatever the internal encoding of their values and the
+// internal order of set members and hash fields, so a key and its COPY or RESTOREd DUMP digest
+// alike, and a dataset before and after DEBUG RELOAD too. Any change to a key name, a value, a
+// type or an expiry time changes the digest (but for SHA-1 collisions).
+//
+// The scheme. mix(d, s) replaces the 20-byte d with SHA1(d || s): a chain, so order matters and
+// each string is hashed on its own (["ab", "c"] and ["a", "bc"] mix apart). A value's digest
+// starts at zero and mixes its type name, then:
+//   string  its bytes
+//   list    each element, head to tail
+//   set     its size, then the XOR of SHA1(member) over the members: order-independent
+//   hash    its size, then the XOR of SHA1(len(f) || f || v) over the fields: order-independent
+//   zset    each member and its score (%.17g: exact), in rank order (unique for a sorted set)
+//   stream  each entry in ID order (ID, field count, fields and values in order), the last ID,
+//           entries added and the max deleted ID, then each consumer group by name (last ID,
+//           entries read, the PEL in ID order with owner and delivery count, each consumer by
+//           name with its pending IDs). Left out: kvlab's node layout, and the wall-clock times
+//           (delivery and seen times), as every value's LRU clock is: the same commands run a
+//           millisecond later, or on another server, build the same dataset.
+// and, when the key has a TTL, "expire" and the absolute expiry in ms (Redis mixes in only that
+// there is a TTL; kvlab binds its time too, so moving a TTL changes the digest). DIGEST-VALUE
+// answers that per key (Redis too mixes the TTL into it). DIGEST is the XOR, over the live keys,
+// of mix(mix(0, key), value digest): independent of the keyspace's order, all zeros for an empty
+// keyspace. DIGEST skips logically expired keys (what clients see: the same dataset whether
+// or not a sweep has removed them yet); DIGEST-VALUE, like DEBUG OBJECT, digests the stored value
+// even past its expiry, as Redis does.
+
+// n as 8 little-endian bytes: a hash field's length, hashed before the field and its value so
+// that ("ab", "c") and ("a", "bc") hash apart.
+struct Length {
+  explicit Length(std::size_t n) {
+    for (int i = 0; i < 8; ++i)
+      bytes[i] = static_cast<char>(static_cast<std::uint64_t>(n) >> (8 * i));
+  }
+  std::string_view view() const { return {bytes, sizeof bytes}; }
+  char bytes[8];
+};
+
+class Digest {
+ public:
+  const Sha1Digest& bytes() const { return d_; }
+
+  void mix(std::string_view s) { d_ = sha1({view(d_), s}); }
+  void mix_int(std::int64_t v) { mix(std::to_string(v)); }
+  void mix_uint(std::uint64_t v) { mix(std::to_string(v)); }
+  void mix_id(StreamId id) { mix(id.str()); }
+  void mix_score(double v) {
+    char buf[32];
+    const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+    mix(std::string_view(buf, static_cast<std::size_t>(n)));
+  }
+  void xor_in(const Sha1Digest& o) {
+    for (std::size_t i = 0; i < kSha1Bytes; ++i) d_[i] ^= o[i];
+  }
+
+  static std::string_view view(const Sha1Digest& d) {
+    return {reinterpret_cast<const char*>(d.data()), d.size()};
+  }
+
+ private:
+  Sha1Digest d_{};
+};
+
+// fn(data) under the container's lock; false when it was emptied (the key is gone meanwhile).
+template <class C, class F>
+bool with_container(const ObjectRef& o, F&& fn) {
+  C* c = as_container<C>(o);
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (c->dead.load(std::memory_order_relaxed) || c->data.empty()) return false;
+  fn(std::as_const(c->data));
+  return true;
+}
+
+void digest_stream(const Stream& s, Digest& d) {
+  for (const auto& [id, fv] : s.entries()) {
+    d.mix_id(id);
+    d.mix_uint(fv.size() / 2);
+    for (const std::string& x : fv) d.mix(x);
+  }
+  d.mix_id(s.last_id());
+  d.mix_uint(s.entries_added());
+  d.mix_id(s.max_deleted());
+  d.mix_uint(s.groups().size());
+  for (const auto& [name, g] : s.groups()) {
+    d.mix(name);
+    d.mix_id(g.last_id);
+    d.mix_int(g.entries_read);
+    d.mix_uint(g.pel.size());
+    for (const auto& [id, nack] : g.pel) {
+      d.mix_id(id);
+      d.mix(nack.consumer);
+      d.mix_uint(nack.delivery_count);
+    }
+    d.mix_uint(g.consumers.size());
+    for (const auto& [cname, c] : g.consumers) {
+      d.mix(cname);
+      d.mix_uint(c.pel.size());
+      for (const StreamId& id : c.pel) d.mix_id(id);
+    }
+  }
+}
+
+// The digest of a stored value with its expiry (see above); nullopt when a container was emptied
+// meanwhile (the key is gone).
+std::optional<Sha1Digest> value_digest(const Value& v) {
+  Digest d;
+  bool present = true;
+  const ObjectRef& o = v.obj;
+  switch (o->type()) {
+    case ObjectType::kString:
+      d.mix("string");
+      d.mix(o->str());
+      break;
+    case ObjectType::kList:
+      d.mix("list");
+      present = with_container<ListObject>(o, [&](const std::deque<std::string>& l) {
+        for (const std::string& e : l) d.mix(e);
+      });
+      break;
+    case ObjectType::kSet:
+      d.mix("set");
+      present = with_container<SetObject>(o, [&](const MemberSet& s) {
+        Digest members;
+        for (std::size_t i = 0; i < s.size(); ++i) members.xor_in(sha1(s.at(i)));
+        d.mix_uint(s.size());
+        d.mix(Digest::view(members.bytes()));
+      });
+      break;
+    case ObjectType::kHash:
+      d.mix("hash");
+      present = with_container<HashObject>(o, [&](const HashFields& h) {
+        Digest fields;
+        for (const auto& [f, val] : h) fields.xor_in(sha1({Length(f.size()).view(), f, val}));
+        d.mix_uint(h.size());
+        d.mix(Digest::view(fields.bytes()));
+      });
+      break;
+    case ObjectType::kZSet:
+      d.mix("zset");
+      present = with_container<ZSetObject>(o, [&](const ZSet& z) {
+        for (const ZSet::Node* n = z.list().first(); n != nullptr; n = n->next()) {
+          d.mix(n->member);
+          d.mix_score(n->score);
+        }
+      });
+      break;
+    case ObjectType::kStream:
+      d.mix("stream");
+      present = with_container<StreamObject>(o, [&](const Stream& s) { digest_stream(s, d); });
+      break;
+  }
+  if (!present) return std::nullopt;
+  if (v.expire_ms != 0) {
+    d.mix("expire");
+    d.mix_int(v.expire_ms);
+  }
+  return d.bytes();
+}
+
+// DIGEST: the XOR of every live key's digest. DEBUG runs escalated over the whole keyspace
+// (kKeyspaceWide), so no other command runs meanwhile and the digest is of one state. The keys
+// are copied out of the walk before any container is locked, so that no container lock is ever
+// taken while the backend's for_each holds its own protection (a shard lock, on some backends).
+void digest(CommandContext& ctx) {
+  if (!can_walk(ctx)) return;
+  std::vector<std::pair<std::string, Value>> keys;
+  ctx.ks.for_each([&](std::string_view key, const Value& v) {
+    if (v.expired_at(ctx.now_ms) || live_container_is_dead(v)) return;
+    keys.emplace_back(std::string(key), v);
+  });
+  Digest total;
+  for (const auto& [key, v] : keys) {
+    const std::optional<Sha1Digest> vd = value_digest(v);
+    if (!vd) continue;
+    Digest k;
+    k.mix(key);
+    k.mix(Digest::view(*vd));
+    total.xor_in(k.bytes());
+  }
+  ctx.reply.simple(to_hex(total.bytes()));
+}
+
+// DIGEST-VALUE key...: the stored value's digest per key, expired or not (as DEBUG OBJECT finds
+// it); all zeros for an absent key.
+void digest_value(CommandContext& ctx) {
+  ctx.reply.array(ctx.argc() - 2);
+  for (std::size_t j = 2; j < ctx.argc(); ++j) {
+    Value v;
+    ctx.ks.find(ctx.arg(j), [&](const Value& found) {
+      if (!live_container_is_dead(found)) v = found;
+    });
+    std::optional<Sha1Digest> vd;
+    if (v.obj) vd = value_digest(v);
+    ctx.reply.simple(to_hex(vd.value_or(Sha1Digest{})));
+  }
+}
+
 void help(CommandContext& ctx) {
   reply_help(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                    "CHANGE-REPL-ID",
                    "    Accepted (kvlab has no replication).",
+                   "DIGEST",
+                   "    Output a hex signature representing the current DB content.",
+                   "DIGEST-VALUE <key> [<key> ...]",
+                   "    Output a hex signature of the values of all the specified keys.",
                    "ERROR <string>",
                    "    Return a Redis protocol error with <string> as message. Useful for clients",
                    "    unit tests to simulate Redis errors.",
@@ -278,6 +493,10 @@ void debug_cmd(CommandContext& ctx) {
     ctx.reply.ok();
   } else if (iequals(sub, "populate") && argc >= 3 && argc <= 5) {
     populate(ctx);
+  } else if (iequals(sub, "digest") && argc == 2) {
+    digest(ctx);
+  } else if (iequals(sub, "digest-value") && argc >= 2) {
+    digest_value(ctx);
   } else if (iequals(sub, "object") && argc == 3) {
     debug_object(ctx, ctx.arg(2));
   } else if (iequals(sub, "stringmatch-test") && argc == 2) {

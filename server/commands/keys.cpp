@@ -223,16 +223,6 @@ void persist_cmd(CommandContext& ctx) {
   ctx.reply.integer(removed ? 1 : 0);
 }
 
-// KEYS, SCAN and RANDOMKEY walk the keyspace. Backends whose for_each needs quiescent writers
-// (traits().concurrent_for_each == false) may only do so when this is the only worker.
-bool can_walk(CommandContext& ctx) {
-  if (ctx.ks.traits().concurrent_for_each || ctx.server.num_workers() == 1) return true;
-  ctx.reply.error("ERR backend " + std::string(ctx.ks.traits().name) +
-                  " cannot iterate keys while other workers write (no concurrent_for_each); "
-                  "restart with --threads 1 or another backend");
-  return false;
-}
-
 void keys_cmd(CommandContext& ctx) {
   if (!can_walk(ctx)) return;
   const std::string_view pattern = ctx.arg(1);
@@ -808,6 +798,14 @@ const CommandSpec kKeyCommands[] = {
 };
 
 }  // namespace
+
+bool can_walk(CommandContext& ctx) {
+  if (ctx.ks.traits().concurrent_for_each || ctx.server.num_workers() == 1) return true;
+  ctx.reply.error("ERR backend " + std::string(ctx.ks.traits().name) +
+                  " cannot iterate keys while other workers write (no concurrent_for_each); "
+                  "restart with --threads 1 or another backend");
+  return false;
+}
 
 std::int64_t redis_refcount(const ObjectRef& o) {
   std::int64_t n = 0;

@@ -17,9 +17,13 @@
 // until that timeout, as two Redis servers do.
 //
 // Connections are cached per worker thread and per host:port, with the database last selected on
-// each, and closed after 10 s unused (checked when MIGRATE next runs on that worker) or on an
-// error; a failure on a cached connection before any reply is retried once on a new connection,
-// unless it was a timeout (Redis's migrateGetSocket cache and retry rule).
+// each, and closed after 10 s unused (by the worker's loop, which wakes for it, as Redis's cron
+// does, and when MIGRATE next runs on that worker) or on an error; a failure on a cached
+// connection before any reply is retried once on a new connection, unless it was a timeout
+// (Redis's migrateGetSocket cache and retry rule). INFO's migrate_cached_sockets sums the
+// workers' caches.
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <map>
 #include <memory>
@@ -72,18 +76,36 @@ struct CachedSocket {
 constexpr std::int64_t kSocketIdleMs = 10'000;
 constexpr std::size_t kMaxSockets = 64;
 
-// This worker's connections, by "host:port". Only its own thread touches it.
+// This worker's connections, by "host:port", and the worker's gauge of how many there are
+// (WorkerStats::migrate_sockets, set by migrate_cmd before first use). Only its own thread
+// touches either.
+struct SocketCache {
+  std::map<std::string, CachedSocket> map;
+  std::atomic<std::uint64_t>* gauge = nullptr;
+  // Single writer (this worker); relaxed: a gauge INFO reads.
+  void publish() {
+    if (gauge != nullptr) gauge->store(map.size(), std::memory_order_relaxed);
+  }
+  void close_idle(std::int64_t now_ms) {
+    const std::size_t n = map.size();
+    std::erase_if(map,
+                  [&](const auto& e) { return now_ms - e.second.last_use_ms > kSocketIdleMs; });
+    if (map.size() != n) publish();
+  }
+};
+SocketCache& cache() {
+  thread_local SocketCache c;
+  return c;
+}
 std::map<std::string, CachedSocket>& sockets() {
-  thread_local std::map<std::string, CachedSocket> s;
-  return s;
+  return cache().map;
 }
 
 // A connected socket to host:port (cached or new), or nullptr when the connection fails.
 CachedSocket* get_socket(const std::string& host, std::string_view port, std::int64_t timeout_ms,
                          std::int64_t now_ms) {
   auto& cache = sockets();
-  std::erase_if(cache,
-                [&](const auto& e) { return now_ms - e.second.last_use_ms > kSocketIdleMs; });
+  ::kvlab::server::cache().close_idle(now_ms);
   const std::string name = host + ":" + std::string(port);
   timeval tv{static_cast<time_t>(timeout_ms / 1000),
              static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
@@ -97,6 +119,7 @@ CachedSocket* get_socket(const std::string& host, std::string_view port, std::in
     if (c == nullptr || c->err != 0) return nullptr;
     it = cache.emplace(name, CachedSocket{}).first;
     it->second.ctx = std::move(c);
+    ::kvlab::server::cache().publish();
   }
   redisSetTimeout(it->second.ctx.get(), tv);
   it->second.last_use_ms = now_ms;
@@ -105,6 +128,7 @@ CachedSocket* get_socket(const std::string& host, std::string_view port, std::in
 
 void close_socket(const std::string& host, std::string_view port) {
   sockets().erase(host + ":" + std::string(port));
+  cache().publish();
 }
 
 bool timed_out(const redisContext* c) {
@@ -180,6 +204,7 @@ void migrate_cmd(CommandContext& ctx) {
     ctx.reply.simple("NOKEY");
     return;
   }
+  cache().gauge = &ctx.server.stats(ctx.worker.index()).migrate_sockets;
   const std::string host(ctx.arg(1));
   const std::string_view port = ctx.arg(2);
   const bool cluster = ctx.server.cluster().enabled();
@@ -309,6 +334,26 @@ constexpr CommandSpec kMigrateCommands[] = {
 
 std::span<const CommandSpec> migrate_commands() {
   return kMigrateCommands;
+}
+
+std::int64_t migrate_idle_deadline_ms() {
+#if KVLAB_SERVER_HAVE_HIREDIS
+  const auto& map = sockets();
+  if (map.empty()) return -1;
+  std::int64_t oldest = map.begin()->second.last_use_ms;
+  for (const auto& [name, s] : map) oldest = std::min(oldest, s.last_use_ms);
+  return oldest + kSocketIdleMs + 1;  // closed once idle for more than kSocketIdleMs
+#else
+  return -1;
+#endif
+}
+
+void migrate_close_idle(std::int64_t now_ms) {
+#if KVLAB_SERVER_HAVE_HIREDIS
+  cache().close_idle(now_ms);
+#else
+  (void)now_ms;
+#endif
 }
 
 }  // namespace kvlab::server

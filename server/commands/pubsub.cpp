@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/session.hpp"
 #include "server/tracking.hpp"
 
 namespace kvlab::server {
@@ -21,6 +22,7 @@ namespace {
 // (s)subscribe and (s)unsubscribe replies of shard channels count shard channels only.
 void reply_subscription(CommandContext& ctx, std::string_view kind, const std::string_view* name,
                         bool shard = false) {
+  ctx.push_reply = true;
   ctx.reply.push(3);
   ctx.reply.bulk(kind);
   if (name != nullptr) {
@@ -201,23 +203,9 @@ void pubsub_container(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("pubsub"));
 }
 
-// RESET: back to a fresh connection's state — no subscriptions, no tracking, no name, RESP2,
-// db 0, replies on, and unauthenticated when a password is required. (ASKING lasts one command
-// anyway.)
+// RESET: back to a fresh connection's state (server/session.hpp), answered in RESP2.
 void reset_cmd(CommandContext& ctx) {
-  pubsub_forget(ctx.server, ctx.worker.index(), ctx.conn);
-  tracking_forget(ctx.server, ctx.conn);
-  reset_transaction_state(ctx);
-  ctx.server.clients().with_lock([&] {
-    ctx.conn.info->name.clear();
-    return 0;
-  });
-  ctx.conn.authenticated = !ctx.server.auth_required();
-  // CLIENT REPLY OFF/SKIP end, so RESET answers; a SKIP already in force still drops this reply.
-  if (ctx.conn.reply_mode != Connection::ReplyMode::kSkip)
-    ctx.conn.reply_mode = Connection::ReplyMode::kOn;
-  ctx.conn.resp = 2;
-  ctx.conn.info->resp.store(2, std::memory_order_relaxed);
+  reset_client(ctx.server, ctx.worker.index(), ctx.conn);
   ctx.reply.set_proto(2);
   ctx.reply.simple("RESET");
 }

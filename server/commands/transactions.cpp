@@ -14,6 +14,7 @@
 
 #include "server/atomicity.hpp"
 #include "server/commands/common.hpp"
+#include "server/session.hpp"
 
 namespace kvlab::server {
 
@@ -66,17 +67,17 @@ void Db::clear() {
   watches_.touch_all([&](const std::string& key) { return ks_.find(key, [](const Value&) {}); });
   ks_.clear();
   if (eviction_ != nullptr) eviction_->on_clear();
+  // Every key with waiters is now absent: as after DEL, a client blocked in XREADGROUP on one
+  // is answered (its stream is gone), others keep waiting (ReadyKeys: a change that stores no
+  // value wakes only stream waiters). Redis 7.0 does the same on FLUSHALL/FLUSHDB.
+  if (blocking_.active() && ready_keys().collecting)
+    for (const std::string& k : blocking_.keys()) ready_keys().add(k, false);
   // Noted even when nobody tracks now: the table may still hold the keys of clients that have
   // left (their entries go lazily), which a flush reclaims, as Redis's FLUSHALL does.
   tracking_note_flush();
 }
 
 namespace {
-
-void reset_transaction(CommandContext& ctx) {
-  ctx.conn.tx.reset();
-  if (ctx.conn.watch) ctx.ks.watches().unwatch_all(*ctx.conn.watch);
-}
 
 void multi_cmd(CommandContext& ctx) {
   if (ctx.conn.tx) {
@@ -92,7 +93,7 @@ void discard_cmd(CommandContext& ctx) {
     ctx.reply.error("ERR DISCARD without MULTI");
     return;
   }
-  reset_transaction(ctx);
+  discard_transaction(ctx.server, ctx.conn);
   ctx.reply.ok();
 }
 
@@ -127,7 +128,7 @@ void exec_cmd(CommandContext& ctx) {
   }
   const std::unique_ptr<Connection::Transaction> tx = std::move(conn.tx);
   if (tx->aborted) {
-    reset_transaction(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     ctx.reply.error("EXECABORT Transaction discarded because of previous errors.");
     return;
   }
@@ -161,7 +162,7 @@ void exec_cmd(CommandContext& ctx) {
   gate.begin_multi(ctx.worker.index(), keys, wide, &held);
   if (!cluster_gate(ctx, {keys.data(), command_key_count})) {  // replied ASK, MOVED or TRYAGAIN
     gate.end_multi(ctx.worker.index(), &held);
-    reset_transaction(ctx);
+    discard_transaction(ctx.server, ctx.conn);
     return;
   }
   BlockingRegistry& blocking = ctx.server.blocking();
@@ -220,11 +221,6 @@ const CommandSpec kTransactionCommands[] = {
 
 std::span<const CommandSpec> transaction_commands() {
   return kTransactionCommands;
-}
-
-// RESET (pubsub.cpp) also ends a transaction and forgets the watched keys.
-void reset_transaction_state(CommandContext& ctx) {
-  reset_transaction(ctx);
 }
 
 }  // namespace kvlab::server

@@ -5,9 +5,8 @@
 // the thread that retired it. With two threads half of those blocks were allocated by the other
 // thread. tbbmalloc [kukanov2007tbb] returns such a block to its owner through an atomic public
 // free list, and glibc malloc beyond its small tcache locks the owner's arena: a cache-line
-// transfer and an atomic (or a lock) on every write. Measured on kvlab-server --threads 2,
-// redis-benchmark SET -P 30 -d 256: server CPU per request rose from 0.84 us (1 thread) to
-// 1.14 us (2 threads) with tbbmalloc alone; with this cache, 0.77 and 0.92 us.
+// transfer and an atomic (or a lock) on every write, which showed as server CPU per request
+// rising with a second worker (papers/server-choices.md).
 // This cache keeps what a thread frees for that thread's next allocation of the same size class,
 // whoever allocated it, as the ssmem allocator of ASCYLIB does [david2015ascylib] and as the
 // thread caches of jemalloc [evans2006jemalloc] and glibc do. Memory moves between threads

@@ -96,10 +96,8 @@ class Kvlab {
   explicit Kvlab(const MapOptions& options) {
     // Start at 4 expected keys per 6-slot bucket (67 % of the slots; before rounding up to a
     // power of two). At half the expected keys (the benchmarks' prefill) that is a table half the
-    // size of 3 keys per bucket and 25 % less memory. Speed is a wash within this VM's noise:
-    // 4-pair A/Bs against the best TBB table (2 threads, 1 M keys) gave 90 % find 1.52x vs 1.63x
-    // (4 vs 3 per bucket, medians) in one session and 1.50-1.84x vs 1.36-1.51x in another; 50 %
-    // update 1.65x vs 1.35x (papers/own-structures.md). Overflow stays rare (Poisson with mean 4:
+    // size of 3 keys per bucket and 25 % less memory, at no measurable cost in speed
+    // (papers/own-structures.md, "Table sizing"). Overflow stays rare (Poisson with mean 4:
     // 11 % of buckets hold more than 6), and an overflow past half-full slots starts the resize.
     const std::size_t buckets = std::bit_ceil(std::max<std::size_t>(options.expected_keys / 4, 16));
     root_.store(new Table(buckets), std::memory_order_relaxed);  // not yet shared

@@ -28,8 +28,7 @@
 // the nodes carry one link (2 links per node on average), a node costs 24 + 8h + |key| bytes.
 // Pugh counts the same number of compares for p = 1/2 and 1/4 (about 2 log2 n), but with 1/2 a
 // search steps sideways about once per level instead of three times, so more of the nodes it
-// examines are towers it already stands on: side by side with skiplist/tbb (2 threads, 1 M keys,
-// 90 % find) p = 1/2 measured 1.08-1.21x of tbb where p = 1/4 measured 0.95-1.21x (three pairs).
+// examines are towers it already stands on, which measured faster (papers/own-structures.md).
 //
 // Operations. Level 0 is the set; the upper levels are shortcuts.
 //  - A key is present iff level 0 holds a node with that key whose box is non-null. Level 0 holds

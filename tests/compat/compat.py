@@ -75,11 +75,7 @@ EXCLUDED = {
     "client|list": "server state", "client|id": "server state", "client|info": "server state",
     "client|kill": "dangerous", "client|pause": "dangerous", "client|unpause": "dangerous",
     "client|reply": "hides replies", "client|no-evict": "server state",
-    "client|tracking": "RESP3 pushes", "hello": "switches protocol, server facts",
-    # Without CLIENT TRACKING (excluded above) these only reach their "tracking off" answers;
-    # tests/server/tracking_test.cpp compares them with redis-server in every tracking mode.
-    "client|caching": "needs CLIENT TRACKING", "client|getredir": "needs CLIENT TRACKING",
-    "client|trackinginfo": "needs CLIENT TRACKING",
+    "hello": "switches protocol, server facts",
     "quit": "closes the connection", "config|set": "changes the server",
     "config|resetstat": "server state", "config|rewrite": "writes files",
     "command": "the generator's input",

@@ -34,6 +34,7 @@ KNOWN = {
     "zrevrank": "kvlab accepts Redis 7.2's WITHSCORE",
     "debug": "kvlab's DEBUG documents its subcommand and arguments; Redis 7.0 lists none",
     "command|getkeys": "kvlab documents the command and its arguments; Redis 7.0 lists none",
+    "command|getkeysandflags": "kvlab documents the command and its arguments; Redis 7.0 lists none",
     "bitop": "kvlab gives the operation as AND|OR|XOR|NOT; Redis 7.0 as a plain string",
     "geohash": "kvlab marks the members optional, as arity -2 allows; Redis 7.0 does not",
     "geopos": "kvlab marks the members optional, as arity -2 allows; Redis 7.0 does not",

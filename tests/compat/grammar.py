@@ -330,6 +330,13 @@ class Generator:
                 out.insert(j, r.choice([b"NX", b"XX", b"nope", b"COUNT", b"LIMIT", b"WITHSCORES"]))
             else:
                 out[j] = r.choice(INTS_EDGE + DOUBLES_EDGE + VALUES)
+        if name == "client|tracking":
+            # Client ids differ between the two servers (each numbers its own connections), so a
+            # REDIRECT to a small id could name a client on one and none on the other. A positive
+            # one becomes an id neither has; zero, negative and non-integer ids stay (errors alike).
+            for j in range(len(out) - 1):
+                if out[j].upper() == b"REDIRECT" and out[j + 1].isdigit() and out[j + 1] != b"0":
+                    out[j + 1] = b"9%s000000000" % out[j + 1][:6]
         return out
 
     def relative_expiry(self, seconds):

@@ -62,8 +62,8 @@ declare -A sources=(
   [lua]="tests/fuzz/lua_fuzz.cpp ${server_srcs[*]}"
 )
 declare -A libs=(
-  [command]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -ltbb -lxxhash -lcds -lpthread"
-  [lua]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -ltbb -lxxhash -lcds -lpthread"
+  [command]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -lcrypto -ltbb -lxxhash -lcds -lpthread"
+  [lua]="-llua5.1-cjson -llua5.1-bitop -llua5.1 -lcrypto -ltbb -lxxhash -lcds -lpthread"
 )
 # -max_len per target: the command target's inputs are pipelines of many commands; the glob
 # target's reach past 1000 runs of '*' (2000 bytes) while its reference matcher stays quick.

@@ -1,6 +1,8 @@
 // Blocking pops (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP) and CLIENT
 // UNBLOCK: Redis 7.0's replies and texts, FIFO service, wake-ups across workers, and delivery
-// exactly once under concurrency, for every --atomicity scheme.
+// exactly once under concurrency, for every --atomicity scheme; what FLUSHALL does to blocked
+// clients, and how the end of a wait shows in INFO and the slow log, compared with a
+// redis-server child when one is installed.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -58,6 +60,155 @@ bool wait_blocked(Client& c, int n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// A reply as one line: arrays in brackets, nil as (nil), errors as -text.
+std::string flat(const Reply& r) {
+  if (r.is_nil()) return "(nil)";
+  if (r.type == REDIS_REPLY_INTEGER) return std::to_string(r.integer);
+  if (r.is_error()) return "-" + r.str;
+  if (r.type != REDIS_REPLY_ARRAY) return r.str;
+  std::string out = "[";
+  for (const Reply& e : r.elements) out += (out.size() > 1 ? " " : "") + flat(e);
+  return out + "]";
+}
+
+// The INFO field `name` ("total_error_replies", "errorstat_NOGROUP", "cmdstat_blpop"), or "-".
+std::string info_field(Client& c, const std::string& section, const std::string& name) {
+  const std::string info = c.cmd({"INFO", section}).str;
+  const std::size_t p = info.find("\r\n" + name + ":");
+  if (p == std::string::npos) return "-";
+  const std::size_t from = p + 2 + name.size() + 1;
+  return info.substr(from, info.find("\r\n", from) - from);
+}
+
+// cmdstat_<cmd>'s calls and failed_calls (its times differ from run to run).
+std::string calls_of(Client& c, const std::string& cmd) {
+  const std::string line = info_field(c, "commandstats", "cmdstat_" + cmd);
+  const std::size_t calls = line.find("calls="), failed = line.find("failed_calls=");
+  if (calls == std::string::npos || failed == std::string::npos) return line;
+  return line.substr(calls, line.find(',', calls) - calls) + "," + line.substr(failed);
+}
+
+// FLUSHALL/FLUSHDB while clients block: XREADGROUP is told its stream is gone, XREAD and the
+// list and sorted-set pops keep waiting and are served by the next write.
+std::string flush_scenario(int port) {
+  Client admin(port), w(port);
+  std::string t;
+  for (const char* flush : {"FLUSHALL", "FLUSHDB", "FLUSHALL ASYNC", "FLUSHDB SYNC"}) {
+    admin("XADD s 1-1 f v");
+    admin("XGROUP CREATE s g $");
+    send(w, {"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"});
+    REQUIRE(wait_blocked(admin, 1));
+    t += std::string(flush) + ": " + flat(admin(flush));
+    t += " " + flat(w.get_reply()) + "\n";
+  }
+  struct Case {
+    V block;
+    const char* wake;
+  };
+  const Case cases[] = {
+      {{"XREAD", "BLOCK", "0", "STREAMS", "s", "$"}, "XADD s 5-1 f v"},
+      {{"BLPOP", "l", "0"}, "RPUSH l a"},
+      {{"BLMOVE", "l", "d", "LEFT", "LEFT", "0"}, "RPUSH l b"},
+      {{"BZPOPMIN", "z", "0"}, "ZADD z 1 m"},
+  };
+  for (const Case& c : cases) {
+    admin("FLUSHALL");
+    admin("XADD s 1-1 f v");
+    send(w, c.block);
+    REQUIRE(wait_blocked(admin, 1));
+    admin("FLUSHALL");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    t += c.block[0] + " still blocked: " + std::to_string(count_blocked(admin));
+    admin(c.wake);
+    t += " then " + flat(w.get_reply()) + "\n";
+  }
+  return t;
+}
+
+// How the end of a wait is counted: errors in errorstats and total_error_replies, a failed call
+// for a served command that answers an error and for CLIENT UNBLOCK (even with the timeout reply,
+// as Redis 7.0 counts it), nothing more for a timeout.
+std::string stats_scenario(int port) {
+  Client admin(port), w(port);
+  const std::string id = std::to_string(w("CLIENT ID").integer);
+  std::string t;
+  auto counts = [&](const std::string& cmd) {
+    return calls_of(admin, cmd) +
+           " total_error_replies=" + info_field(admin, "stats", "total_error_replies") + "\n";
+  };
+  admin("CONFIG RESETSTAT");
+  admin("XGROUP CREATE s g $ MKSTREAM");
+  send(w, {"XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"});
+  REQUIRE(wait_blocked(admin, 1));
+  admin("XGROUP DESTROY s g");
+  t += flat(w.get_reply());  // read first: the order of + operands is unspecified
+  t += " " + counts("xreadgroup");
+  t += "errorstat_NOGROUP:" + info_field(admin, "errorstats", "errorstat_NOGROUP") + "\n";
+  admin("CONFIG RESETSTAT");
+  send(w, {"BLPOP", "l", "0"});
+  REQUIRE(wait_blocked(admin, 1));
+  admin("CLIENT UNBLOCK " + id + " ERROR");
+  t += flat(w.get_reply());
+  t += " " + counts("blpop");
+  t += "errorstat_UNBLOCKED:" + info_field(admin, "errorstats", "errorstat_UNBLOCKED") + "\n";
+  admin("CONFIG RESETSTAT");
+  send(w, {"BLPOP", "l", "0"});
+  REQUIRE(wait_blocked(admin, 1));
+  admin("CLIENT UNBLOCK " + id);
+  t += flat(w.get_reply());
+  t += " " + counts("blpop");
+  admin("CONFIG RESETSTAT");
+  send(w, {"BLMOVE", "l", "d", "LEFT", "LEFT", "0"});
+  REQUIRE(wait_blocked(admin, 1));
+  admin("SET d x");
+  admin("RPUSH l a");
+  t += flat(w.get_reply());
+  t += " " + counts("blmove");
+  admin("CONFIG RESETSTAT");
+  t += flat(w("BLPOP nothing 0.05"));
+  t += " " + counts("blpop");
+  admin("CONFIG RESETSTAT");
+  send(w, {"BLPOP", "l2", "0"});
+  REQUIRE(wait_blocked(admin, 1));
+  admin("RPUSH l2 v");
+  t += flat(w.get_reply());
+  t += " " + counts("blpop");
+  return t;
+}
+
+// The slow log: a blocked command is logged, as the client sent it, when a push serves it (after
+// the commands of the EXEC that pushed), not when it blocks nor when it times out.
+std::string slowlog_scenario(int port) {
+  Client admin(port), w(port);
+  // The logged commands, newest first, without the polling of wait_blocked (CLIENT LIST).
+  auto logged = [&] {
+    std::string out;
+    for (const Reply& e : admin("SLOWLOG GET -1").elements) {
+      if (e.elements.size() < 4 || e.elements[3].elements.empty()) continue;
+      if (e.elements[3].elements[0].str == "CLIENT") continue;
+      out += flat(e.elements[3]);
+    }
+    return out;
+  };
+  std::string t;
+  admin("CONFIG SET slowlog-log-slower-than 0");
+  admin("SLOWLOG RESET");
+  send(w, {"BLPOP", "l", "0"});
+  REQUIRE(wait_blocked(admin, 1));
+  t += "blocked: " + logged() + "\n";
+  admin("MULTI");
+  admin("RPUSH l foo");
+  admin("SLOWLOG RESET");
+  admin("EXEC");
+  t += flat(w.get_reply());
+  t += " served: " + logged() + "\n";
+  admin("SLOWLOG RESET");
+  t += flat(w("BLPOP l 0.05"));
+  t += " timed out: " + logged() + "\n";
+  admin("CONFIG SET slowlog-log-slower-than 10000");
+  return t;
 }
 
 }  // namespace
@@ -195,6 +346,39 @@ TEST_SUITE("server") {
     CHECK(admin("CLIENT UNBLOCK " + std::to_string(id) + " ERROR").integer == 1);
     CHECK(w.get_reply().str == "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     CHECK(admin("CLIENT UNBLOCK abc").str == "ERR value is not an integer or out of range");
+  }
+
+  TEST_CASE("FLUSHALL and FLUSHDB end a blocked XREADGROUP; other blocked commands wait on") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    const std::string mine = flush_scenario(s.port());
+    CHECK(mine.find("FLUSHALL: OK -UNBLOCKED the stream key no longer exists\n") !=
+          std::string::npos);
+    CHECK(mine.find("FLUSHDB: OK -UNBLOCKED the stream key no longer exists\n") !=
+          std::string::npos);
+    CHECK(mine.find("BLPOP still blocked: 1 then [l a]\n") != std::string::npos);
+    kvtest::RedisProcess redis;
+    if (!redis.running()) return;  // the oracle is optional
+    CHECK(mine == flush_scenario(redis.port()));
+  }
+
+  TEST_CASE("the end of a wait counts its error and failed call as Redis counts them") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    const std::string mine = stats_scenario(s.port());
+    CHECK(mine.find("-NOGROUP the consumer group this client was blocked on no longer exists "
+                    "calls=1,failed_calls=1 total_error_replies=1\nerrorstat_NOGROUP:count=1\n") !=
+          std::string::npos);
+    kvtest::RedisProcess redis;
+    if (!redis.running()) return;
+    CHECK(mine == stats_scenario(redis.port()));
+  }
+
+  TEST_CASE("a blocked command is in the slow log once a push serves it, not before") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    const std::string mine = slowlog_scenario(s.port());
+    CHECK(mine.find("[l foo] served: [BLPOP l 0][SLOWLOG RESET]\n") != std::string::npos);
+    kvtest::RedisProcess redis;
+    if (!redis.running()) return;
+    CHECK(mine == slowlog_scenario(redis.port()));
   }
 
   // Property: with consumers blocked on both workers (and some that block, then disconnect),

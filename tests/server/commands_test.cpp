@@ -3,6 +3,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <set>
 
 #include "tests/server/checks.hpp"
@@ -409,6 +410,151 @@ TEST_SUITE("server") {
         for (const Reply& k : r.elements) want += k.str + " ";
       }
       CHECK_MESSAGE(keys(cmd) == want, std::string(cmd));
+    }
+  }
+
+  // GETKEYSANDFLAGS answers GETKEYS's keys, each with the flags of the key spec it comes from.
+  // Differentially: every command and subcommand both servers have, with filler arguments at its
+  // arity and one more (the replies, errors included, must be equal), and full commands for the
+  // cases the fillers do not reach: keys of two specs, numkeys forms, flags that depend on the
+  // arguments (SET ... GET, BITFIELD).
+  TEST_CASE("COMMAND GETKEYSANDFLAGS answers each key's flags as Redis 7.0's") {
+    auto& c = client();
+    std::function<std::string(const Reply&)> render = [&](const Reply& r) {
+      if (r.is_error()) return "(error " + r.str + ")";
+      if (r.type != REDIS_REPLY_ARRAY) return r.str;
+      std::string s = "[";
+      for (const Reply& e : r.elements) s += render(e) + " ";
+      return s + "]";
+    };
+    auto ask = [&](Client& x, const std::vector<std::string>& cmd) {
+      std::vector<std::string> args = {"COMMAND", "GETKEYSANDFLAGS"};
+      args.insert(args.end(), cmd.begin(), cmd.end());
+      return render(x.cmd(args));
+    };
+    CHECK(c("COMMAND GETKEYSANDFLAGS LMOVE a b LEFT RIGHT").elements.size() == 2);
+    CHECK(ask(c, {"LMOVE", "a", "b", "LEFT", "RIGHT"}) ==
+          "[[a [RW access delete ] ] [b [RW insert ] ] ]");
+    CHECK(ask(c, {"SET", "k", "v"}) == "[[k [OW update ] ] ]");
+    CHECK(ask(c, {"SET", "k", "v", "NX", "get"}) == "[[k [RW access update ] ] ]");
+    CHECK(ask(c, {"SORT", "k", "BY", "w", "STORE", "d"}) ==
+          "[[k [RO access ] ] [d [OW update ] ] ]");
+    CHECK(ask(c, {"BITFIELD", "k", "GET", "u8", "0", "OVERFLOW", "SAT"}) == "[[k [RO access ] ] ]");
+    CHECK(ask(c, {"BITFIELD", "k", "GET", "u8"}) == "[[k [RW access update ] ] ]");
+    CHECK(ask(c, {"GET", "a", "b"}) ==
+          "(error ERR Invalid number of arguments specified for command)");
+    check_error(c("COMMAND GETKEYSANDFLAGS GET"),
+                "ERR wrong number of arguments for 'command|getkeysandflags' command");
+    // RESP3: each key's flags are a set.
+    const int fd = kvtest::connect_raw(server().port());
+    REQUIRE(fd >= 0);
+    REQUIRE(kvtest::send_all(
+        fd, "HELLO 3\r\nPING m\r\nCOMMAND GETKEYSANDFLAGS RENAME a b\r\nQUIT\r\n"));
+    bool closed = false;
+    const std::string raw = kvtest::read_until_close(fd, 3000, &closed);
+    ::close(fd);
+    CHECK(raw.find("$1\r\nm\r\n*2\r\n*2\r\n$1\r\na\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+                   "*2\r\n$1\r\nb\r\n~2\r\n+OW\r\n+update\r\n") != std::string::npos);
+
+    static kvtest::RedisProcess redis;
+    if (!redis.running()) {
+      MESSAGE("redis-server not on PATH: differential part skipped");
+      return;
+    }
+    Client rc(redis.port());
+    int compared = 0, with_keys = 0;
+    for (const Reply& name : c("COMMAND LIST").elements) {
+      const std::string n = name.str;
+      std::vector<std::string> words = {n};
+      int arity = 0;
+      const std::size_t bar = n.find('|');
+      Reply info;
+      if (bar == std::string::npos) {
+        info = rc.cmd({"COMMAND", "INFO", n});
+      } else {
+        words = {n.substr(0, bar), n.substr(bar + 1)};
+        info = rc.cmd({"COMMAND", "INFO", words[0]});
+      }
+      if (info.elements.empty() || info.elements[0].type == REDIS_REPLY_NIL) continue;
+      const Reply* row = &info.elements[0];
+      if (bar != std::string::npos) {
+        row = nullptr;
+        for (const Reply& sub : info.elements[0].elements[9].elements)
+          if (sub.elements[0].str == n) row = &sub;
+        if (row == nullptr) continue;
+      }
+      arity = static_cast<int>(row->elements[1].integer);
+      const int total = arity < 0 ? -arity : arity;
+      for (int extra : {0, 1}) {
+        if (arity > 0 && extra > 0) break;
+        std::vector<std::string> cmd = words;
+        for (int i = static_cast<int>(words.size()); i < total + extra; ++i)
+          cmd.push_back("k" + std::to_string(i));
+        const std::string want = ask(rc, cmd);
+        CHECK_MESSAGE(ask(c, cmd) == want, n);
+        ++compared;
+        with_keys += want.rfind("[[", 0) == 0;
+      }
+    }
+    CHECK(compared > 300);
+    CHECK(with_keys > 150);
+    for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+             {"COPY", "a", "b", "REPLACE"},
+             {"RENAMENX", "a", "b"},
+             {"SMOVE", "a", "b", "m"},
+             {"RPOPLPUSH", "a", "b"},
+             {"BRPOPLPUSH", "a", "b", "0"},
+             {"BLMOVE", "a", "b", "LEFT", "LEFT", "0"},
+             {"PFMERGE", "d", "a", "b"},
+             {"BITOP", "AND", "d", "a", "b"},
+             {"ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "2"},
+             {"ZINTERSTORE", "d", "2", "a", "b"},
+             {"ZDIFFSTORE", "d", "2", "a", "b"},
+             {"ZRANGESTORE", "d", "a", "0", "-1"},
+             {"SINTERSTORE", "d", "a", "b"},
+             {"SUNIONSTORE", "d", "a", "b"},
+             {"SDIFFSTORE", "d", "a", "b"},
+             {"GEOSEARCHSTORE", "d", "a", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "m"},
+             {"GEORADIUS", "k", "0", "0", "1", "m", "STORE", "d", "STOREDIST", "e"},
+             {"GEORADIUSBYMEMBER", "k", "m", "1", "m", "STOREDIST", "d"},
+             {"SORT", "k", "BY", "w", "GET", "x", "STORE", "d"},
+             {"SORT_RO", "k", "BY", "w"},
+             {"MIGRATE", "h", "1", "", "0", "5", "KEYS", "a", "b"},
+             {"MIGRATE", "h", "1", "k", "0", "5"},
+             {"EVAL", "s", "2", "a", "b"},
+             {"EVAL_RO", "s", "1", "a"},
+             {"EVALSHA", "s", "0"},
+             {"FCALL", "f", "1", "a"},
+             {"FCALL_RO", "f", "1", "a"},
+             {"XREAD", "COUNT", "1", "STREAMS", "a", "b", "0", "0"},
+             {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "0"},
+             {"LMPOP", "2", "a", "b", "LEFT"},
+             {"BZMPOP", "0", "2", "a", "b", "MIN"},
+             {"SINTERCARD", "2", "a", "b"},
+             {"ZDIFF", "2", "a", "b"},
+             {"MSET", "a", "1", "b", "2"},
+             {"MSETNX", "a", "1", "b", "2"},
+             {"DEL", "a", "b"},
+             {"UNLINK", "a", "b"},
+             {"GETDEL", "a"},
+             {"GETEX", "a", "PERSIST"},
+             {"OBJECT", "ENCODING", "k"},
+             {"MEMORY", "USAGE", "k"},
+             {"XGROUP", "CREATE", "k", "g", "$"},
+             {"XINFO", "STREAM", "k", "FULL"},
+             {"SPUBLISH", "ch", "m"},
+             {"SSUBSCRIBE", "a", "b"},
+             {"BITFIELD", "k", "SET", "u8", "0", "1"},
+             {"BITFIELD", "k", "OVERFLOW", "FAIL"},
+             {"BITFIELD", "k"},
+             {"BITFIELD_RO", "k", "GET", "u8", "0"},
+             {"SET", "k", "v", "GET"},
+             {"SET", "k", "get"},
+             {"PFCOUNT", "a", "b"},
+             {"WATCH", "a", "b"},
+             {"TOUCH", "a", "b"},
+         }) {
+      CHECK_MESSAGE(ask(c, cmd) == ask(rc, cmd), cmd[0]);
     }
   }
 

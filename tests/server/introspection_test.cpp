@@ -229,6 +229,45 @@ TEST_SUITE("latency") {
     CHECK(c("LATENCY DOCTOR").str.rfind("I'm sorry, Dave, I can't do that.", 0) == 0);
   }
 
+  // A worker's expiry sweep that must wait for a key another worker's script holds takes as
+  // long as the wait: an "expire-cycle" event, as Redis records an expire cycle that was slow.
+  TEST_CASE("an expiry sweep slower than latency-monitor-threshold is an 'expire-cycle' event") {
+    kvtest::ServerProcess s({"--threads", "2"});
+    // Two clients on different workers (CLIENT INFO's kvlab-worker); a bounded number of tries.
+    std::vector<std::unique_ptr<Client>> clients;
+    Client* on[2] = {nullptr, nullptr};
+    for (int i = 0; i < 64 && (on[0] == nullptr || on[1] == nullptr); ++i) {
+      clients.push_back(std::make_unique<Client>(s.port()));
+      const std::string info = (*clients.back())("CLIENT INFO").str;
+      const std::size_t p = info.find("kvlab-worker=");
+      REQUIRE(p != std::string::npos);
+      const int w = info[p + 13] - '0';
+      if ((w == 0 || w == 1) && on[w] == nullptr) on[w] = clients.back().get();
+    }
+    REQUIRE(on[0] != nullptr);
+    REQUIRE(on[1] != nullptr);
+    Client& a = *on[0];
+    Client& b = *on[1];
+    a("CONFIG SET latency-monitor-threshold 20");
+    a("LATENCY RESET");
+    CHECK(a("SET k v PX 100").is_status("OK"));  // in worker 0's expiry index
+    // The script holds k for 400 ms: worker 0's sweep, due at 100 ms, waits for it.
+    const Reply r = b.cmd({"EVAL",
+                           "local t0 = redis.call('TIME') repeat local t = redis.call('TIME') "
+                           "until (t[1] - t0[1]) * 1000000 + (t[2] - t0[2]) > 400000 return 1",
+                           "1", "k"});
+    CHECK(r.integer == 1);
+    for (int i = 0; i < 200 && a("DBSIZE").integer != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(a("DBSIZE").integer == 0);
+    long long latency = -1;
+    for (const Reply& e : a("LATENCY LATEST").elements)
+      if (e.elements.size() == 4 && e.elements[0].str == "expire-cycle")
+        latency = e.elements[2].integer;
+    CHECK(latency >= 20);
+    CHECK(a("LATENCY HISTORY expire-cycle").elements.size() == 1);
+  }
+
   TEST_CASE("LATENCY HISTOGRAM reports cumulative counts in Redis's buckets") {
     Client c(server().port());
     c("CONFIG RESETSTAT");

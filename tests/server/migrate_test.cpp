@@ -2,7 +2,8 @@
 // kvlab-server source, each into a redis-server target, must answer alike and leave the same keys
 // on both sides (skipped without redis-server); kvlab to kvlab, with a TTL, KEYS, COPY, REPLACE,
 // errors of the target, and a target that is not there; and atomicity: writers INCR counters on
-// the source while MIGRATE moves them, and every acknowledged increment is found exactly once.
+// the source while MIGRATE moves them, and every acknowledged increment is found exactly once;
+// the cached connection's count in INFO and its close when idle.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -134,6 +135,43 @@ TEST_CASE("MIGRATE to a port where nothing listens answers IOERR and keeps the k
   CHECK(r.type == REDIS_REPLY_ERROR);
   CHECK(r.str == "IOERR error or timeout writing to target instance");
   CHECK(c("GET k").str == "v");
+}
+
+// A cached connection left unused is closed by the worker's loop after 10 s, with no further
+// MIGRATE to notice it (Redis closes it from its cron); INFO's migrate_cached_sockets counts it.
+TEST_CASE("INFO counts cached MIGRATE connections, and an idle one is closed after 10 s") {
+  kvtest::ServerProcess source({"--threads", "2"}), target({"--threads", "1"});
+  Client c(source.port()), t(target.port());
+  auto cached = [&] {
+    const std::string info = c("INFO stats").str;
+    const std::size_t p = info.find("\r\nmigrate_cached_sockets:");
+    REQUIRE(p != std::string::npos);
+    return std::stoll(info.substr(p + 25));
+  };
+  auto target_clients = [&] {
+    const std::string info = t("INFO clients").str;
+    const std::size_t p = info.find("connected_clients:");
+    REQUIRE(p != std::string::npos);
+    return std::stoll(info.substr(p + 18));
+  };
+  CHECK(cached() == 0);
+  c("SET k v");
+  CHECK(c("MIGRATE 127.0.0.1 " + std::to_string(target.port()) + " k 0 1000").is_status("OK"));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(cached() == 1);
+  CHECK(target_clients() == 2);
+  long long left = 1;
+  for (int i = 0; i < 150 && left != 0; ++i) {  // bounded: 15 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = cached();
+  }
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(left == 0);
+  CHECK(waited >= std::chrono::seconds(10));
+  CHECK(waited < std::chrono::seconds(13));
+  for (int i = 0; i < 100 && target_clients() != 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(target_clients() == 1);  // the target saw it close
 }
 
 // Writers INCR 16 counters on the source while a migrator moves them to the target, 4 keys per

@@ -4,6 +4,7 @@
 // and --queue start-up errors. Every wait is bounded; every server is stopped by pid.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+#include <poll.h>
 
 #include <atomic>
 #include <map>
@@ -69,6 +70,51 @@ std::vector<std::string> read_until_sync(Client& c) {
   return out;
 }
 
+// Everything that arrives on fd within ms of quiet (raw bytes).
+std::string read_for(int fd, int ms) {
+  std::string out;
+  char buf[4096];
+  for (int i = 0; i < 100; ++i) {  // bounded
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, ms) <= 0) break;
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::string resp_command(const std::vector<std::string>& args) {
+  std::string s = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) s += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  return s;
+}
+
+// CLIENT REPLY OFF (and SKIP) drop replies but not the (P|S)(UN)SUBSCRIBE confirmations nor the
+// messages, which Redis 7.0 sends as pushes whatever the mode, in RESP2 and RESP3 alike.
+std::string reply_off_scenario(int port, int resp) {
+  const int fd = kvtest::connect_raw(port);
+  REQUIRE(fd >= 0);
+  Client pub(port);
+  std::string t;
+  auto run = [&](const std::vector<std::vector<std::string>>& cmds) {
+    std::string all;
+    for (const auto& c : cmds) all += resp_command(c);
+    REQUIRE(kvtest::send_all(fd, all));
+    t += read_for(fd, 100) + "|";
+  };
+  if (resp == 3) run({{"HELLO", "3"}});
+  t.clear();
+  run({{"CLIENT", "REPLY", "OFF"}, {"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "c*"}, {"PING"}});
+  t += std::to_string(pub("PUBLISH ch hi").integer);
+  t += read_for(fd, 100) + "|";
+  run({{"UNSUBSCRIBE", "ch"}, {"PUNSUBSCRIBE"}, {"UNSUBSCRIBE"}, {"PING"}, {"GET", "k"}});
+  run({{"SSUBSCRIBE", "sx"}, {"SUNSUBSCRIBE", "sx"}, {"ECHO", "dropped"}});
+  run({{"CLIENT", "REPLY", "ON"}, {"CLIENT", "REPLY", "SKIP"}, {"SUBSCRIBE", "x"}, {"PING"}});
+  ::close(fd);
+  return t;
+}
+
 constexpr std::string_view kSubscriberModeError =
     "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
 
@@ -121,6 +167,19 @@ TEST_SUITE("server") {
     CHECK(got[0] == "message c1 hello");
     CHECK(got[1] == "message c2 world");
     CHECK(got[2] == "message c1 " + std::string("bin\0\r\nary", 9));
+  }
+
+  TEST_CASE("CLIENT REPLY OFF keeps subscription confirmations and messages, in RESP2 and 3") {
+    const std::string resp2 = reply_off_scenario(server().port(), 2);
+    CHECK(resp2.find("*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n*3\r\n$10\r\n"
+                     "psubscribe\r\n$2\r\nc*\r\n:2\r\n|") == 0);
+    const std::string resp3 = reply_off_scenario(server().port(), 3);
+    CHECK(resp3.find(">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n") == 0);
+    CHECK(resp3.find("ECHO") == std::string::npos);
+    kvtest::RedisProcess redis;
+    if (!redis.running()) return;  // the oracle is optional
+    CHECK(resp2 == reply_off_scenario(redis.port(), 2));
+    CHECK(resp3 == reply_off_scenario(redis.port(), 3));
   }
 
   TEST_CASE("UNSUBSCRIBE and PUNSUBSCRIBE without subscriptions reply a nil name and 0") {

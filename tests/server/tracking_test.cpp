@@ -273,6 +273,28 @@ std::string exec_scenario(int port) {
   return t;
 }
 
+// A tracking client blocked in BLMOVE that a push serves: its reply, then the invalidation of
+// the destination the move wrote, then the reply of the command it pipelined behind BLMOVE
+// (Redis sends the served command's own invalidations right after its reply).
+std::string blmove_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  w.call({"DEL", "src", "dst"});
+  w.call({"RPUSH", "dst", "a"});
+  a.call({"HELLO", "3"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"LRANGE", "dst", "0", "-1"});
+  a.send({"BLMOVE", "src", "dst", "LEFT", "LEFT", "0"});
+  a.send({"PING"});
+  for (int i = 0; i < 500; ++i) {  // bounded: 5 s
+    if (w.call({"INFO", "clients"}).find("\r\nblocked_clients:1\r\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  t += "|w " + w.call({"RPUSH", "src", "foo"});
+  t += "|a " + a.drain(kQuietMs) + "|";
+  return t;
+}
+
 std::string resp3_scenario(int port) {
   Conn a(port), w(port);
   std::string t;
@@ -428,6 +450,27 @@ TEST_CASE("A RESP3 tracking client gets one invalidate push per key it read, the
   kvtest::RedisProcess redis;
   if (!redis.running()) return;
   CHECK(mine == resp3_scenario(redis.port()));
+}
+
+// Property: whichever workers the two clients land on, the served client's reply, its
+// invalidation and the reply of its next command arrive in that order (the reply and the
+// invalidation travel together to its worker; its next command runs after both).
+TEST_CASE("An unblocked BLMOVE's client gets its reply, then the invalidation, then the next") {
+  const std::string want = "|a $3\r\nfoo\r\n" + push_invalidate({"dst"}) + "+PONG\r\n|";
+  int ok = 0;
+  for (int i = 0; i < 25; ++i) {
+    const std::string mine = blmove_scenario(server().port());
+    if (mine.find(want) != std::string::npos) {
+      ++ok;
+    } else {
+      CAPTURE(mine);
+      FAIL_CHECK("out of order in run " << i);
+    }
+  }
+  CHECK(ok == 25);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(blmove_scenario(server().port()) == blmove_scenario(redis.port()));
 }
 
 TEST_CASE("A key written then read in one EXEC stays tracked, with no message about the write") {
