@@ -7,8 +7,9 @@
 // to change it at run time (immutable or protected), and what it does in kvlab:
 //   kActs  - kvlab applies it (maxclients, requirepass, maxmemory and its policy, the normal and
 //            pubsub classes of client-output-buffer-limit, client-query-buffer-limit,
-//            maxmemory-clients, proto-max-bulk-len; the replica class is kept and shown, as
-//            kvlab has no replicas);
+//            maxmemory-clients, proto-max-bulk-len, min-replicas-to-write and
+//            min-replicas-max-lag (with no replicas, both set refuse writes); the replica class
+//            is kept and shown, as kvlab has no replicas);
 //   kFixed - kvlab has this setting but cannot change it at run time (port, bind, databases 1,
 //            save "", appendonly no, ...): GET reports kvlab's value; SET validates as Redis and
 //            accepts only that value;
@@ -34,6 +35,7 @@
 
 #include "server/commands/common.hpp"
 #include "server/encoding_limits.hpp"
+#include "server/memory.hpp"
 #include "server/monitor.hpp"
 #include "server/scripting.hpp"
 
@@ -491,8 +493,8 @@ const Param kParams[] = {
     {"list-compress-depth", "", T::kInt, 0, "0", 0, kIntMax},
     {"active-expire-effort", "", T::kInt, 0, "1", 1, 10},
     {"hz", "", T::kInt, 0, "10", 0, kIntMax},  // GET shows it clamped to 1..500, as Redis
-    {"min-replicas-to-write", "min-slaves-to-write", T::kInt, 0, "0", 0, kIntMax},
-    {"min-replicas-max-lag", "min-slaves-max-lag", T::kInt, 0, "10", 0, kIntMax},
+    {"min-replicas-to-write", "min-slaves-to-write", T::kInt, kActs, "0", 0, kIntMax},
+    {"min-replicas-max-lag", "min-slaves-max-lag", T::kInt, kActs, "10", 0, kIntMax},
     {"shutdown-timeout", "", T::kInt, 0, "10", 0, kIntMax},
     {"repl-diskless-sync-max-replicas", "", T::kInt, 0, "0", 0, kIntMax},
     {"socket-mark-id", "", T::kInt, I, "0", 0, kUIntMax},
@@ -823,6 +825,15 @@ void apply(Server& s, std::size_t i, const std::string& v) {
       set_stream_node_limits(std::stoull(v), stream_node_max_bytes());
     if (n == "stream-node-max-bytes")
       set_stream_node_limits(stream_node_max_entries(), std::stoull(v));
+    // Writes wait for replicas kvlab does not have (Server::enough_good_replicas).
+    if (n == "min-replicas-to-write" || n == "min-replicas-max-lag") {
+      auto value_of = [](std::string_view name) {
+        for (std::size_t k = 0; k < kNumParams; ++k)
+          if (kParams[k].name == name) return std::stoll(values()[k]);
+        return 0ll;
+      };
+      s.set_min_replicas(value_of("min-replicas-to-write"), value_of("min-replicas-max-lag"));
+    }
     // Scripts' BUSY threshold (scripting.cpp).
     if (n == "busy-reply-threshold") scripting::set_busy_threshold_ms(std::stoll(v));
     // The tracking table's bound (tracking.hpp).
@@ -835,7 +846,13 @@ void apply(Server& s, std::size_t i, const std::string& v) {
     if (n == "slowlog-max-len") set_slowlog_max_len(std::stoll(v));
     if (n == "latency-monitor-threshold") set_latency_threshold_ms(std::stoll(v));
     // maxmemory and eviction (server/eviction.hpp).
-    if (n == "maxmemory") s.eviction().set_maxmemory(std::stoull(v));
+    // Counting started now: the connections' buffers and the script caches were allocated
+    // uncounted, and their frees will be subtracted, so their estimates join the baseline (as
+    // the keyspace's does). Without them an idle server counts next to nothing, and a limit
+    // below its real size would refuse no write.
+    if (n == "maxmemory" && s.eviction().set_maxmemory(std::stoull(v)))
+      memory::add_baseline(
+          static_cast<std::int64_t>(s.client_memory_total() + scripting::cache_bytes()));
     if (n == "maxmemory-policy")
       if (auto p = parse_evict_policy(v)) s.eviction().set_policy(*p);
     if (n == "maxmemory-samples") s.eviction().set_samples(static_cast<int>(std::stoll(v)));
