@@ -577,9 +577,9 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   if (cmd != nullptr && !cmd->subcommands.empty() && argv.size() >= 2) {
     if (const CommandSpec* sub = CommandTable::find_sub(*cmd, argv[1])) spec = sub;
   }
-  auto refuse = [&](std::string_view text) {
+  auto refuse = [&](std::string_view text, bool rejected = true) {
     *error = std::string(text);
-    if (spec != nullptr) count_rejected(outer, *spec);
+    if (spec != nullptr && rejected) count_rejected(outer, *spec);
     count_error_reply(outer, text.substr(0, text.find(' ')));
     return CallOutcome::kRefusedCounted;
   };
@@ -591,13 +591,15 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   if (denied_in_script(lower, argv) && !debug_allowed)
     return refuse("ERR This Redis command is not allowed from script");
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
-  // options before it, before STREAMS), with the command's name as the script wrote it.
+  // options before it, before STREAMS), with the command's name as the script wrote it. Redis
+  // counts that as a failed call of the command, not a rejected one.
   if (lower == "xread" || lower == "xreadgroup") {
     for (std::size_t i = 1; i < argv.size(); ++i) {
       const bool more = i + 1 < argv.size();
       if (iequals(argv[i], "block") && more)
         return refuse("ERR " + std::string(argv[0]) +
-                      " command is not allowed with BLOCK option from scripts");
+                          " command is not allowed with BLOCK option from scripts",
+                      false);
       if (iequals(argv[i], "streams")) break;
       if (iequals(argv[i], "count") && more) ++i;
       else if (lower == "xreadgroup" && iequals(argv[i], "group") && i + 2 < argv.size()) i += 2;
