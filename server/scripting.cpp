@@ -611,7 +611,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   if (!arity_ok) return refuse("ERR Wrong number of args calling Redis command from script");
   // A read-only script may not write, nor run what Redis flags may_replicate (PUBLISH, PFCOUNT),
   // which CLIENT PAUSE WRITE holds back as writes.
-  if (((spec->flags & kWrite) || may_replicate(*spec)) && e.read_only)
+  if (e.read_only && ((spec->flags & kWrite) || may_replicate(*spec)))
     return refuse("ERR Write commands are not allowed from read-only scripts.");
   // The server's state refuses only the script's first write: once it has written, stopping it
   // half-way would leave a partial effect (Redis 7.0's order: replicas, then memory).
