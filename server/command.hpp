@@ -226,6 +226,25 @@ void count_rejected(CommandContext& ctx);
 // call of command. On the calling worker's thread, into its own statistics.
 void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
                      bool failed);
+// A rejected call of cmd (redis.call refused it before it ran).
+void count_rejected(CommandContext& ctx, const CommandSpec& cmd);
+// Counts r's error replies in the worker's INFO total_error_replies and errorstats (those that
+// r.error_counted_before() wrote excepted): the worker after each command, and redis.call for the
+// commands a script runs, whose replies the script may catch.
+void count_error_replies(CommandContext& ctx, const ReplyWriter& r);
+// Counts one error reply of code `code` that was never written to a ReplyWriter (a refusal that a
+// script receives as a Lua value).
+void count_error_reply(CommandContext& ctx, std::string_view code);
+
+// Redis 7.0's may_replicate flag on a command a script may call (PUBLISH, SPUBLISH, PFCOUNT):
+// CLIENT PAUSE WRITE postpones them and a read-only script may not call them.
+bool may_replicate(const CommandSpec& c);
+
+// Whether, when the top-level command running on this thread started, used memory was above
+// maxmemory with nothing left to evict (Redis's pre_command_oom_state). A script checks it at its
+// start and at its first deny-oom call, not the memory of that moment: what the script itself
+// allocated (its arguments, the Lua stack) does not refuse its own writes.
+bool oom_before_command();
 
 // The COMMAND reply helpers (used by admin.cpp).
 // Redis 7.0's ACL categories of the command named full_name ("set", "client|kill"), in Redis's

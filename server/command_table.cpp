@@ -284,7 +284,29 @@ void count_rejected(CommandContext& ctx) {
     cmd = CommandTable::find_sub(*cmd, ctx.argv[1]);
     if (cmd == nullptr) return;
   }
-  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd->stat_id].rejected, 1);
+  count_rejected(ctx, *cmd);
+}
+
+void count_rejected(CommandContext& ctx, const CommandSpec& cmd) {
+  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id].rejected, 1);
+}
+
+void count_error_replies(CommandContext& ctx, const ReplyWriter& r) {
+  const std::uint64_t n = r.stat_errors();
+  if (n == 0) return;
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  bump_stat(st.errors, n);
+  st.errorstats.add(r.error_code());
+}
+
+void count_error_reply(CommandContext& ctx, std::string_view code) {
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  bump_stat(st.errors, 1);
+  st.errorstats.add(code);
+}
+
+bool may_replicate(const CommandSpec& c) {
+  return c.name == "publish" || c.name == "spublish" || c.name == "pfcount";
 }
 
 void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
@@ -385,11 +407,12 @@ const CommandSpec* resolve(std::span<const std::string_view> argv);  // below
 // script or function is flagged no-writes — and an EXEC whose transaction holds one of those.
 bool pause_applies(const CommandSpec* cmd, std::span<const std::string_view> argv,
                    const Connection& conn, Server::PauseClass pc) {
-  if (pc == Server::kPauseAll || (cmd->flags & kWrite)) return true;
+  if (pc == Server::kPauseAll || (cmd->flags & kWrite) || may_replicate(*cmd)) return true;
   const std::string_view n = cmd->name;
-  if (n == "publish" || n == "spublish" || n == "pfcount") return true;
-  if (n == "eval" || n == "evalsha" || n == "fcall")
-    return scripting::script_may_write(argv, n == "fcall");
+  if (n == "eval" || n == "evalsha" || n == "fcall") {
+    const scripting::ScriptFlags f = scripting::script_flags(n, argv);
+    return !f.declared || f.may_write;
+  }
   if (n == "exec" && conn.tx != nullptr) {
     for (const auto& q : conn.tx->queued) {
       std::vector<std::string_view> qa(q.begin(), q.end());
@@ -620,7 +643,35 @@ std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const 
 namespace {
 // Whether Redis 7.0 flags the top-level command no_multi (refused while queuing a transaction).
 bool redis_no_multi(std::string_view name);
+
+// See oom_before_command(): set by dispatch() before each top-level command.
+thread_local bool t_oom_before_command = false;
+
+// Redis 7.0's deny-oom and write flags of a command about to run; a script-running command has
+// those its script or function declares (scripting::script_flags), none when it declares none.
+bool denies_oom(const CommandSpec& c, std::span<const std::string_view> argv) {
+  if (c.flags & kDenyOom) return true;
+  return (c.flags & kScript) && scripting::script_flags(c.name, argv).deny_oom;
+}
+bool writes(const CommandSpec& c, std::span<const std::string_view> argv) {
+  if (c.flags & kWrite) return true;
+  return (c.flags & kScript) && scripting::script_flags(c.name, argv).may_write;
+}
+// Whether pred holds for a command of conn's transaction (EXEC's flags are its commands').
+bool any_queued(const Connection& conn,
+                bool (*pred)(const CommandSpec&, std::span<const std::string_view>)) {
+  for (const auto& q : conn.tx->queued) {
+    std::vector<std::string_view> argv(q.begin(), q.end());
+    const CommandSpec* c = resolve(argv);
+    if (c != nullptr && pred(*c, argv)) return true;
+  }
+  return false;
+}
 }  // namespace
+
+bool oom_before_command() {
+  return t_oom_before_command;
+}
 
 void dispatch(CommandContext& ctx) {
   Connection& conn = ctx.conn;
@@ -721,23 +772,29 @@ void dispatch(CommandContext& ctx) {
     if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
     if (notify_pending()) notify_flush(ctx.server, ctx.worker);  // "evicted" before its events
   }
+  if (nested == 0 && !conn.in_exec) t_oom_before_command = !room;
   if (!room) {
-    bool deny = (cmd->flags & kDenyOom) != 0;
+    bool deny = denies_oom(*cmd, ctx.argv);
     // Queuing may take any amount of memory: inside MULTI every command but EXEC, DISCARD, QUIT
     // and RESET is refused (Redis's processCommand), and EXEC then answers EXECABORT.
     if (queuing && top->name != "exec" && top->name != "discard" && top->name != "quit" &&
         top->name != "reset")
       deny = true;
-    if (top->name == "exec" && conn.tx != nullptr) {  // EXEC of a queued write, as Redis
-      for (const auto& q : conn.tx->queued) {
-        std::vector<std::string_view> argv(q.begin(), q.end());
-        const CommandSpec* c = resolve(argv);
-        deny = deny || (c != nullptr && (c->flags & kDenyOom) != 0);
-      }
-    }
+    if (top->name == "exec" && conn.tx != nullptr)  // EXEC of a queued write, as Redis
+      deny = deny || any_queued(conn, denies_oom);
     if (deny) {
       // A refused EXEC discards the transaction and answers EXECABORT with the reason.
       reject_top(top, err::kOom);
+      return;
+    }
+  }
+  // min-replicas-to-write: with no replica, writes (and EXEC of one) are refused, as Redis's
+  // processCommand refuses them after the memory check.
+  if (nested == 0 && !conn.in_exec && !ctx.server.enough_good_replicas()) [[unlikely]] {
+    bool write = writes(*cmd, ctx.argv);
+    if (top->name == "exec" && conn.tx != nullptr) write = write || any_queued(conn, writes);
+    if (write) {
+      reject_top(top, err::kNoReplicas);
       return;
     }
   }

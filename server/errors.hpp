@@ -94,6 +94,8 @@ inline std::string config_set_invalid(std::string_view name, std::string_view wh
 
 // maxmemory reached and nothing to evict (server/eviction.hpp), for commands flagged kDenyOom.
 inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
+// min-replicas-to-write with fewer good replicas (kvlab has none), for write commands.
+inline constexpr std::string_view kNoReplicas = "NOREPLICAS Not enough good replicas to write.";
 }  // namespace kvlab::server::err
 
 namespace kvlab::server::err {

@@ -234,13 +234,15 @@ std::string_view Eviction::queue_name() const {
   return small_ ? small_->traits().name : std::string_view("none");
 }
 
-void Eviction::set_maxmemory(std::uint64_t bytes) {
+bool Eviction::set_maxmemory(std::uint64_t bytes) {
   // Before the limit applies: used_memory is counted. Started at run time, the keyspace's
   // estimate is added by the first make_room_slow() (it has the keyspace; memory.hpp).
-  if (bytes != 0 && memory::start_counting() && started_)
+  const bool at_run_time = bytes != 0 && memory::start_counting() && started_;
+  if (at_run_time)
     baseline_.store(true, std::memory_order_release);  // release: pairs with make_room_slow()
   maxmemory_.store(bytes, std::memory_order_relaxed);  // relaxed: read per command as a limit
   reconfigure();
+  return at_run_time;
 }
 
 void Eviction::set_policy(EvictPolicy p) {

@@ -7,7 +7,8 @@
 // keys); CONFIG SET maxmemory does the same at once (Redis's updateMaxmemory). When nothing can
 // be evicted (noeviction, or no candidate: volatile-* with no key that has a TTL, an empty
 // keyspace), a command flagged kDenyOom is refused with
-// `-OOM command not allowed when used memory > 'maxmemory'.`; reads and DEL still run.
+// `-OOM command not allowed when used memory > 'maxmemory'.`; reads and DEL still run. A script
+// is refused by its flags, or at its first deny-oom call (oom_before_command(), scripting.hpp).
 //
 // Policies and the per-Object access word (Object::access(), 32 bits in the Object header):
 //   *-lru     the access word is the wall clock in ms (mod 2^32) of the last read or the
@@ -191,7 +192,10 @@ class Eviction {
   ~Eviction();
 
   // Configuration (CONFIG SET, flags). Any thread.
-  void set_maxmemory(std::uint64_t bytes);
+  // Returns true when this call started counting used_memory at run time (memory.hpp): the
+  // caller then adds to the baseline what it holds outside the keyspace (the keyspace's own
+  // estimate is added by the first make_room()).
+  bool set_maxmemory(std::uint64_t bytes);
   std::uint64_t maxmemory() const { return maxmemory_.load(std::memory_order_relaxed); }
   void set_policy(EvictPolicy p);
   EvictPolicy policy() const { return policy_.load(std::memory_order_relaxed); }

@@ -35,9 +35,10 @@ std::size_t used_bytes();
 // limit does not pay. Before, used_bytes() is the resident set size, as INFO showed it.
 bool counting();
 // Starts counting; true for the one caller that started it. The blocks allocated before were not
-// counted, and their frees will be subtracted: the caller adds an estimate of them with
-// add_baseline() (server/eviction.cpp: MEMORY USAGE's estimate summed over the keyspace). With
-// --maxmemory, counting starts before the keyspace exists and the baseline is 0.
+// counted, and their frees will be subtracted: the callers add an estimate of them with
+// add_baseline() (server/eviction.cpp: MEMORY USAGE's estimate summed over the keyspace;
+// commands/config.cpp: the connections' memory and the script caches). With --maxmemory,
+// counting starts before the keyspace exists and the baseline is 0.
 bool start_counting();
 void add_baseline(std::int64_t bytes);
 // The resident set size (/proc/self/statm), 0 when unreadable: INFO's used_memory_rss, MEMORY

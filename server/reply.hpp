@@ -55,6 +55,13 @@ class ReplyWriter {
     for (char c : s) *p++ = (c == '\r' || c == '\n') ? ' ' : c;
     end_line(p);
   }
+  // An error the error statistics counted already: a script's error that a command it called
+  // replied, or that redis.call refused (Redis 7.0 counts such an error once, where it arises).
+  // The command replying it still fails: errors() counts it, stat_errors() does not.
+  void error_counted_before(std::string_view s) {
+    ++counted_before_;
+    error(s);
+  }
   void integer(std::int64_t v) { prefixed(':', v); }
   void array(std::size_t n) { prefixed('*', static_cast<std::int64_t>(n)); }
   // Redis's null bulk string and null array; both are "_" in RESP3.
@@ -156,6 +163,8 @@ class ReplyWriter {
   void raw(std::string_view s) { out_.append(s); }
 
   std::uint64_t errors() const { return errors_; }
+  // The errors INFO's total_error_replies and errorstats count (all but error_counted_before's).
+  std::uint64_t stat_errors() const { return errors_ - counted_before_; }
   // The code of the last error replied (empty when none).
   std::string_view error_code() const { return {err_code_, err_code_len_}; }
   Buffer& buffer() { return out_; }
@@ -192,6 +201,7 @@ class ReplyWriter {
   Buffer& out_;
   int proto_ = 2;
   std::uint64_t errors_ = 0;
+  std::uint64_t counted_before_ = 0;
   char err_code_[31];
   std::uint8_t err_code_len_ = 0;
 };

@@ -139,6 +139,7 @@ struct Engine {
   CommandContext* ctx = nullptr;
   RunSlot* slot = nullptr;
   bool read_only = false;
+  bool allow_oom = false;                  // flagged allow-oom: its writes run under OOM
   std::vector<std::string_view> declared;  // KEYS of the running script
   bool check_keys = false;                 // refuse undeclared keys
   int resp = 2;                            // redis.setresp(): redis.call's reply protocol
@@ -146,6 +147,11 @@ struct Engine {
 thread_local Engine t_engine;
 
 constexpr const char* kFunctionsTable = "__kvlab_functions";
+
+// The field of an error table that the error statistics have counted already (a command's error
+// reply, or a counted refusal): the script's reply of that error is not counted again. Redis 7.0
+// sets the same field, which a script may read.
+constexpr const char* kCountedField = "ignore_error_stats_update";
 
 // ---- Lua -> RESP (script results) ----
 
@@ -204,7 +210,15 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth = 0) 
       if (lua_type(L, -1) == LUA_TSTRING) {
         std::size_t n = 0;
         const char* s = lua_tolstring(L, -1, &n);
-        r.error(std::string_view(s, n));
+        const std::string_view text(s, n);
+        raw_field(L, -2, kCountedField);
+        const bool counted = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+        if (counted) {
+          r.error_counted_before(text);
+        } else {
+          r.error(text);
+        }
         lua_pop(L, 1);
         break;
       }
@@ -318,10 +332,12 @@ bool push_reply(lua_State* L, std::string_view s, std::size_t* pos, int depth = 
       lua_pushlstring(L, line.data(), line.size());
       lua_setfield(L, -2, "ok");
       return true;
-    case '-':
+    case '-':  // a command's error reply, which redis_call_body has counted
       lua_newtable(L);
       lua_pushlstring(L, line.data(), line.size());
       lua_setfield(L, -2, "err");
+      lua_pushboolean(L, 1);
+      lua_setfield(L, -2, kCountedField);
       return true;
     case ':':
       lua_pushnumber(L, static_cast<lua_Number>(to_i64(line)));
@@ -451,12 +467,17 @@ bool denied_in_script(std::string_view name, std::span<const std::string_view> a
   return kDeniedSub.count(sub) != 0;
 }
 
-enum class CallOutcome { kReply, kErrorReply, kRefused };
+// kRefused: refused before the command was looked up (no arguments, or arguments that are not
+// strings or numbers); the script's error reply counts it, as Redis's does. kRefusedCounted:
+// refused once the command was known (unknown, noscript, arity, a write in a read-only script,
+// NOREPLICAS, OOM): counted here, where it arises, as Redis counts it (errorstats, and a
+// rejected call of the command when it exists).
+enum class CallOutcome { kReply, kErrorReply, kRefused, kRefusedCounted };
 
 // The work of redis.call/pcall: pushes the command's reply (kReply, or kErrorReply for an error
-// reply), or sets *error when the call is refused (kRefused). It raises no Lua error: the
-// caller raises after this frame's C++ objects are gone (a Lua error unwinds with longjmp, past
-// their destructors, and every refused call leaked its arguments).
+// reply), or sets *error when the call is refused. It raises no Lua error: the caller raises
+// after this frame's C++ objects are gone (a Lua error unwinds with longjmp, past their
+// destructors, and every refused call leaked its arguments).
 CallOutcome redis_call_body(lua_State* L, std::string* error) {
   Engine& e = t_engine;
   const int argc = lua_gettop(L);
@@ -486,50 +507,70 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   // would otherwise leave no room for the reply.
   lua_settop(L, 0);
   if (e.ctx == nullptr) return fail("ERR redis.call is not available while loading a library");
+  CommandContext& outer = *e.ctx;
   std::vector<std::string_view> argv(args.begin(), args.end());
+  // The command and, for a container, its subcommand (what a rejection is counted against).
+  const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
+  const CommandSpec* spec = cmd;
+  if (cmd != nullptr && !cmd->subcommands.empty() && argv.size() >= 2) {
+    if (const CommandSpec* sub = CommandTable::find_sub(*cmd, argv[1])) spec = sub;
+  }
+  auto refuse = [&](std::string_view text, bool rejected = true) {
+    *error = std::string(text);
+    if (spec != nullptr && rejected) count_rejected(outer, *spec);
+    count_error_reply(outer, text.substr(0, text.find(' ')));
+    return CallOutcome::kRefusedCounted;
+  };
   // The deny list first: it names Redis commands kvlab may not have (the blocking ones).
   std::string lower(argv[0].substr(0, 32));
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const bool debug_allowed =
       lower == "debug" && g_disable_deny_debug.load(std::memory_order_relaxed);
   if (denied_in_script(lower, argv) && !debug_allowed)
-    return fail("ERR This Redis command is not allowed from script");
+    return refuse("ERR This Redis command is not allowed from script");
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
-  // options before it, before STREAMS), with the command's name as the script wrote it.
+  // options before it, before STREAMS), with the command's name as the script wrote it. Redis
+  // counts that as a failed call of the command, not a rejected one.
   if (lower == "xread" || lower == "xreadgroup") {
     for (std::size_t i = 1; i < argv.size(); ++i) {
       const bool more = i + 1 < argv.size();
       if (iequals(argv[i], "block") && more)
-        return fail("ERR " + std::string(argv[0]) +
-                    " command is not allowed with BLOCK option from scripts");
+        return refuse("ERR " + std::string(argv[0]) +
+                          " command is not allowed with BLOCK option from scripts",
+                      false);
       if (iequals(argv[i], "streams")) break;
       if (iequals(argv[i], "count") && more) ++i;
       else if (lower == "xreadgroup" && iequals(argv[i], "group") && i + 2 < argv.size()) i += 2;
     }
   }
-  const CommandSpec* cmd = CommandTable::instance().find(argv[0]);
-  if (cmd == nullptr) return fail("ERR Unknown Redis command called from script");
-  const CommandSpec* spec = cmd;
-  if (!cmd->subcommands.empty() && argv.size() >= 2) {
-    if (const CommandSpec* sub = CommandTable::find_sub(*cmd, argv[1])) spec = sub;
-  }
+  if (cmd == nullptr) return refuse("ERR Unknown Redis command called from script");
   const bool arity_ok = spec->arity >= 0 ? argv.size() == static_cast<std::size_t>(spec->arity)
                                          : argv.size() >= static_cast<std::size_t>(-spec->arity);
-  if (!arity_ok) return fail("ERR Wrong number of args calling Redis command from script");
-  if ((spec->flags & kWrite) && e.read_only)
-    return fail("ERR Write commands are not allowed from read-only scripts.");
+  if (!arity_ok) return refuse("ERR Wrong number of args calling Redis command from script");
+  // A read-only script may not write, nor run what Redis flags may_replicate (PUBLISH, PFCOUNT),
+  // which CLIENT PAUSE WRITE holds back as writes.
+  if (e.read_only && ((spec->flags & kWrite) || may_replicate(*spec)))
+    return refuse("ERR Write commands are not allowed from read-only scripts.");
+  // The server's state refuses only the script's first write: once it has written, stopping it
+  // half-way would leave a partial effect (Redis 7.0's order: replicas, then memory).
+  const bool wrote = e.slot->wrote.load(std::memory_order_relaxed);  // this thread's own store
+  if ((spec->flags & kWrite) && !wrote && !outer.server.enough_good_replicas())
+    return refuse(err::kNoReplicas);
+  if ((spec->flags & kDenyOom) && !wrote && !e.allow_oom && oom_before_command())
+    return refuse(err::kOom);
   if (e.check_keys && !(spec->flags & kChannelKeys)) {  // a shard channel is no keyspace key
     if (spec->flags & kKeyspaceWide)
-      return fail(
+      return refuse(
           "ERR Script attempted to access the whole keyspace, but it holds only its declared "
           "keys (start kvlab-server with --lua-undeclared-keys yes)");
     std::vector<std::size_t> idx;
     command_keys(*spec, argv, &idx);
     for (std::size_t i : idx) {
       if (std::find(e.declared.begin(), e.declared.end(), argv[i]) == e.declared.end())
-        return fail("ERR Script attempted to access a non-declared key: " +
-                    std::string(argv[i].substr(0, 128)) +
-                    " (declare it in KEYS, or start kvlab-server with --lua-undeclared-keys yes)");
+        return refuse(
+            "ERR Script attempted to access a non-declared key: " +
+            std::string(argv[i].substr(0, 128)) +
+            " (declare it in KEYS, or start kvlab-server with --lua-undeclared-keys yes)");
     }
   }
   if (spec->flags & kWrite) e.slot->wrote.store(true, std::memory_order_relaxed);
@@ -545,9 +586,14 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   const bool enforced = lua_sandbox::set_enforced(L, false);
   {
     ReplyWriter w(buf, e.resp);
-    CommandContext& outer = *e.ctx;
     CommandContext sub{outer.server, outer.worker, outer.conn, outer.ks, w, argv, outer.now_ms};
     dispatch(sub);
+    // The command's errors count where they arise, as the worker counts a client's (a script
+    // may catch them with pcall); dispatch's own refusals count as rejected calls.
+    if (w.errors() != 0) {
+      count_error_replies(outer, w);
+      if (!sub.counted) count_rejected(sub);
+    }
   }
   --level;
   std::size_t pos = 0;
@@ -563,11 +609,15 @@ int redis_call_impl(lua_State* L, bool raise) {
   {
     std::string error;
     outcome = redis_call_body(L, &error);
-    if (outcome == CallOutcome::kRefused) {
+    if (outcome == CallOutcome::kRefused || outcome == CallOutcome::kRefusedCounted) {
       const bool enforced = lua_sandbox::set_enforced(L, false);  // cannot fail with error alive
       lua_newtable(L);
       lua_pushlstring(L, error.data(), error.size());
       lua_setfield(L, -2, "err");
+      if (outcome == CallOutcome::kRefusedCounted) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, kCountedField);
+      }
       lua_sandbox::set_enforced(L, enforced);
     }
   }
@@ -1179,10 +1229,33 @@ bool must_check_keys(CommandContext& ctx) {
          !ctx.server.config().lua_undeclared_keys;
 }
 
+// The checks of a script or function that declares flags, before it runs, as Redis 7.0 makes
+// them: one that may write is refused by the _RO commands and without enough good replicas
+// (min-replicas-to-write), and one that is neither no-writes nor allow-oom under OOM. dispatch()
+// refuses the last two before a top-level command runs (rejected calls); they arise here inside
+// EXEC. Replies the error and returns false when the script may not run.
+bool may_run(CommandContext& ctx, std::uint32_t flags, bool ro) {
+  if (!(flags & kNoWrites)) {
+    if (ro) {
+      ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
+      return false;
+    }
+    if (!ctx.server.enough_good_replicas()) {
+      ctx.reply.error(err::kNoReplicas);
+      return false;
+    }
+  }
+  if (!(flags & (kNoWrites | kAllowOom)) && oom_before_command()) {
+    ctx.reply.error(err::kOom);
+    return false;
+  }
+  return true;
+}
+
 // Calls the function below the arguments on the stack (nargs of them) under the handler and
 // replies its result or error. `name` is the script's sha or the function's name.
 void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view name,
-         std::span<const std::string_view> keys, bool read_only) {
+         std::span<const std::string_view> keys, bool read_only, bool allow_oom) {
   lua_State* L = e.L;
   const int fn_at = lua_gettop(L) - nargs;
   lua_pushcfunction(L, l_error_handler);
@@ -1200,6 +1273,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
   e.ctx = &ctx;
   e.slot = &slot;
   e.read_only = read_only;
+  e.allow_oom = allow_oom;
   e.declared.assign(keys.begin(), keys.end());
   e.check_keys = must_check_keys(ctx);
   e.resp = 2;  // every script starts in RESP2, as in Redis
@@ -1227,8 +1301,15 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     raw_field(L, -1, "line");
     const long line = static_cast<long>(lua_tonumber(L, -1));
     lua_pop(L, 1);
-    ctx.reply.error(text + " script: " + std::string(name) + ", on " + where + ":" +
-                    std::to_string(line) + ".");
+    raw_field(L, -1, kCountedField);
+    const bool counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    text += " script: " + std::string(name) + ", on " + where + ":" + std::to_string(line) + ".";
+    if (counted) {
+      ctx.reply.error_counted_before(text);
+    } else {
+      ctx.reply.error(text);
+    }
   } else {
     const char* m = lua_tostring(L, -1);
     ctx.reply.error(std::string("ERR ") + (m != nullptr ? m : "error running script"));
@@ -1278,10 +1359,6 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
     ctx.reply.error(error);
     return;
   }
-  if (ro && has_shebang && !(flags & kNoWrites)) {
-    ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
-    return;
-  }
   Engine& e = engine();
   sync_scripts(e);
   lua_State* L = e.L;
@@ -1308,13 +1385,17 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
     }
   }
   lua_remove(L, -2);  // the scripts table
+  if (has_shebang && !may_run(ctx, flags, ro)) {  // compiled and cached first, as in Redis
+    lua_pop(L, 1);
+    return;
+  }
   const auto keys = ctx.argv.subspan(3, static_cast<std::size_t>(numkeys));
   const auto args = ctx.argv.subspan(3 + static_cast<std::size_t>(numkeys));
   push_strings(L, keys);
   lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
   push_strings(L, args);
   lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
-  run(ctx, e, 0, 1, sha, keys, ro || (flags & kNoWrites));
+  run(ctx, e, 0, 1, sha, keys, ro || (flags & kNoWrites), (flags & kAllowOom) != 0);
 }
 
 // ---- Functions ----
@@ -1587,10 +1668,7 @@ void fcall_generic(CommandContext& ctx, bool ro) {
     return;
   }
   if (!parse_numkeys(ctx, 2, &numkeys)) return;
-  if (ro && !(f.flags & kNoWrites)) {
-    ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
-    return;
-  }
+  if (!may_run(ctx, f.flags, ro)) return;
   Engine& e = engine();
   sync_functions(e);
   lua_State* L = e.L;
@@ -1606,7 +1684,7 @@ void fcall_generic(CommandContext& ctx, bool ro) {
   const auto args = ctx.argv.subspan(3 + static_cast<std::size_t>(numkeys));
   push_strings(L, keys);
   push_strings(L, args);
-  run(ctx, e, 2, 2, f.name, keys, ro || (f.flags & kNoWrites));
+  run(ctx, e, 2, 2, f.name, keys, ro || (f.flags & kNoWrites), (f.flags & kAllowOom) != 0);
 }
 
 // Validates and registers a library (FUNCTION LOAD, or RESTORE when `restoring`). Returns false
@@ -1677,6 +1755,18 @@ CacheCounts cache_counts() {
   return {reg.scripts.size(), reg.functions.size(), reg.libraries.size()};
 }
 
+std::size_t cache_bytes() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  std::size_t n = 0;
+  for (const auto& [sha, body] : reg.scripts) n += sizeof sha + sha.capacity() + body.capacity();
+  for (const auto& [name, lib] : reg.libraries)
+    n += sizeof name + sizeof lib + name.capacity() + lib.code.capacity();
+  for (const auto& [name, f] : reg.functions)
+    n += sizeof name + sizeof f + name.capacity() + f.description.capacity();
+  return n;
+}
+
 bool called_from_script() {
   return t_engine.ctx != nullptr;
 }
@@ -1732,25 +1822,37 @@ constexpr std::string_view kDumpMagic = "KVLABFN1\n";
 
 }  // namespace
 
-bool script_may_write(std::span<const std::string_view> argv, bool fcall) {
-  if (argv.size() < 2) return true;
-  Registry& reg = registry();
-  if (fcall) {
+ScriptFlags script_flags(std::string_view command, std::span<const std::string_view> argv) {
+  ScriptFlags out;
+  if (argv.size() < 2) return out;
+  std::uint32_t flags = 0;
+  if (command.starts_with("fcall")) {
+    Registry& reg = registry();
     std::lock_guard<std::mutex> lock(reg.mu);
     auto it = reg.functions.find(std::string(argv[1]));
-    return it == reg.functions.end() || !(it->second.flags & kNoWrites);
-  }
-  std::string body;
-  if (iequals(argv[0], "evalsha")) {
-    if (!find_script_body(argv[1], &body)) return true;
+    if (it == reg.functions.end()) return out;
+    flags = it->second.flags;
   } else {
-    body = std::string(argv[1]);
+    std::string body;
+    if (command.starts_with("evalsha")) {
+      if (!find_script_body(argv[1], &body)) return out;
+    } else {
+      body = std::string(argv[1]);
+    }
+    bool has_shebang = false;
+    std::string error;
+    if (!parse_eval_shebang(body, &has_shebang, &flags, &error) || !has_shebang) return out;
   }
-  bool has_shebang = false;
-  std::uint32_t flags = 0;
-  std::string error;
-  if (!parse_eval_shebang(body, &has_shebang, &flags, &error)) return true;
-  return !(has_shebang && (flags & kNoWrites));
+  out.declared = true;
+  out.may_write = !(flags & kNoWrites);
+  out.deny_oom = !(flags & (kNoWrites | kAllowOom));
+  return out;
+}
+
+std::span<const std::string_view> script_keys() {
+  const Engine& e = t_engine;
+  return e.ctx != nullptr ? std::span<const std::string_view>(e.declared)
+                          : std::span<const std::string_view>();
 }
 
 std::int64_t busy_threshold_ms() {

@@ -55,6 +55,9 @@ struct CacheCounts {
   std::size_t scripts = 0, functions = 0, libraries = 0;
 };
 CacheCounts cache_counts();
+// An estimate of the memory the cached script bodies and the libraries hold (not the Lua states,
+// which used_memory does not count). O(scripts + functions).
+std::size_t cache_bytes();
 
 // Whether the calling thread runs a command on behalf of a script (redis.call): SORT then sorts
 // what it would leave in a set's order, as Redis does for a script (the CLIENT_SCRIPT flag).
@@ -65,10 +68,22 @@ bool called_from_script();
 // crossed the threshold is seen at the caller's next poll).
 int busy_script_kind(unsigned workers);
 
-// CLIENT PAUSE WRITE: whether EVAL/EVALSHA (fcall false) or FCALL (fcall true) with this argv
-// may write, as Redis 7.0 judges it before running: a script or function flagged no-writes may
-// not; one without flags, an unknown SHA or function, or a malformed shebang may.
-bool script_may_write(std::span<const std::string_view> argv, bool fcall);
+// The keys the script running on this thread declared (EVAL's or FCALL's KEYS); empty when no
+// script runs. Client-side caching remembers these, not the keys the script reads, when the
+// script calls a read command (Redis 7.0 tracks the script command's own keys).
+std::span<const std::string_view> script_keys();
+
+// How Redis 7.0 flags a script-running command (EVAL, EVALSHA, FCALL and their _RO forms, named
+// by `command` in lower case) before it runs, from the script's shebang or the function's flags.
+// A script without a shebang (or with a malformed one), or an unknown SHA or function, declares
+// nothing: it is judged by each command it calls. A declared script may write unless flagged
+// no-writes, and is refused under OOM unless flagged no-writes or allow-oom.
+struct ScriptFlags {
+  bool declared = false;
+  bool may_write = false;
+  bool deny_oom = false;
+};
+ScriptFlags script_flags(std::string_view command, std::span<const std::string_view> argv);
 
 void eval_cmd(CommandContext& ctx);
 void evalsha_cmd(CommandContext& ctx);

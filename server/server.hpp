@@ -345,6 +345,15 @@ class Server {
   void set_proto_max_bulk_len(std::uint64_t n) {
     proto_max_bulk_len_.store(n, std::memory_order_relaxed);
   }
+  // min-replicas-to-write and min-replicas-max-lag: with both non-zero, Redis refuses writes
+  // (NOREPLICAS) while fewer replicas than the first are connected and acknowledged within the
+  // lag. kvlab has no replicas, so writes are refused whenever both are set. CONFIG SET stores
+  // the pair (under its own lock) and the verdict; relaxed: a write that reads the old verdict
+  // right after CONFIG SET behaves as if it ran just before it.
+  bool enough_good_replicas() const { return !replicas_required_.load(std::memory_order_relaxed); }
+  void set_min_replicas(std::int64_t to_write, std::int64_t max_lag) {
+    replicas_required_.store(to_write > 0 && max_lag > 0, std::memory_order_relaxed);
+  }
   // maxmemory-clients as Redis stores it: bytes, or minus a percentage of maxmemory ("10%" is
   // -10); 0 = no client eviction. relaxed: a worker that reads the old value evicts by it once.
   std::int64_t maxmemory_clients() const {
@@ -406,6 +415,7 @@ class Server {
   std::atomic<std::size_t> query_buffer_limit_{kQueryBufferLimit};
   std::atomic<std::int64_t> maxmemory_clients_{0};
   std::atomic<std::uint64_t> proto_max_bulk_len_{512ull * 1024 * 1024};
+  std::atomic<bool> replicas_required_{false};  // enough_good_replicas()
   // CLIENT PAUSE state (paused()); its own line, since every command reads it and it is written
   // only by CLIENT PAUSE/UNPAUSE, under pause_mu_.
   alignas(64) std::atomic<std::uint64_t> pause_{0};

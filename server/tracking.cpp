@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "server/command.hpp"
+#include "server/scripting.hpp"
 #include "server/server.hpp"
 #include "server/strings_util.hpp"
 #include "server/worker.hpp"
@@ -388,15 +389,23 @@ void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd) {
   const TrackingFlags& t = ctx.conn.tracking;
   if (t.bcast) return;
   if ((t.optin && !t.caching) || (t.optout && t.caching)) return;
-  // Scripts: the commands they run are remembered, not the script's declared keys (Redis).
-  if (cmd.flags & (kScript | kPubSub | kChannelKeys)) return;
   thread_local std::vector<std::size_t> idx;
   thread_local std::vector<std::string_view> keys;
   idx.clear();
   keys.clear();
-  command_keys(cmd, ctx.argv, &idx);
-  if (idx.empty()) return;
-  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  if (scripting::called_from_script()) {
+    // A read that a script runs remembers the script's declared keys, the keys of the command
+    // the client sent, not the keys read (Redis 7.0 remembers the caller's command's keys); a
+    // script that runs no read command remembers nothing.
+    const auto declared = scripting::script_keys();
+    keys.assign(declared.begin(), declared.end());
+  } else {
+    // A script command (EVAL_RO is a read) remembers nothing itself, only through its reads.
+    if (cmd.flags & (kScript | kPubSub | kChannelKeys)) return;
+    command_keys(cmd, ctx.argv, &idx);
+    for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  }
+  if (keys.empty()) return;
   // A write earlier in the same EXEC or script is looked up before this read registers its keys,
   // as Redis invalidates at the write: a key written and then read by one transaction stays
   // tracked, with no message about the write that preceded the read. The messages still leave

@@ -691,8 +691,7 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
   if (reply.errors() != 0) {
-    add_relaxed(st.errors, reply.errors());
-    st.errorstats.add(reply.error_code());
+    count_error_replies(ctx, reply);
     if (!ctx.counted) count_rejected(ctx);
   }
 }

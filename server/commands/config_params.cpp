@@ -28,6 +28,7 @@
 #include "server/commands/config_table.hpp"
 #include "server/encoding_limits.hpp"
 #include "server/eviction.hpp"
+#include "server/memory.hpp"
 #include "server/monitor.hpp"
 #include "server/notify.hpp"
 #include "server/scripting.hpp"
@@ -148,7 +149,19 @@ std::string get_maxmemory(Server& s) {
   return std::to_string(s.eviction().maxmemory());
 }
 void set_maxmemory(Server& s, const std::string& v) {
-  s.eviction().set_maxmemory(to_u64(v));
+  // Counting starts now: the connections' buffers and the script caches were allocated uncounted,
+  // and their frees will be subtracted, so their estimates join the baseline (as the keyspace's
+  // does). Without them an idle server counts next to nothing, and a limit below its real size
+  // would refuse no write.
+  if (s.eviction().set_maxmemory(to_u64(v)))
+    memory::add_baseline(
+        static_cast<std::int64_t>(s.client_memory_total() + scripting::cache_bytes()));
+}
+// Writes wait for replicas kvlab does not have (Server::enough_good_replicas); both parameters
+// take part, so either one's setter reads both stored values (stored before the setter runs).
+void set_min_replicas(Server& s, const std::string&) {
+  s.set_min_replicas(std::stoll(stored("min-replicas-to-write")),
+                     std::stoll(stored("min-replicas-max-lag")));
 }
 bool start_maxmemory(Config& c, const std::string& v, std::string*) {
   c.maxmemory = to_u64(v);
@@ -560,8 +573,10 @@ const Param kParams[] = {
     {"active-expire-effort", "", T::kInt, 0, "1", 1, 10},
     hooks({"hz", "", T::kInt, 0, "10", 0, kIntMax},
           get_hz),  // GET shows it clamped to 1..500, as Redis
-    {"min-replicas-to-write", "min-slaves-to-write", T::kInt, 0, "0", 0, kIntMax},
-    {"min-replicas-max-lag", "min-slaves-max-lag", T::kInt, 0, "10", 0, kIntMax},
+    hooks({"min-replicas-to-write", "min-slaves-to-write", T::kInt, 0, "0", 0, kIntMax}, nullptr,
+          set_min_replicas),
+    hooks({"min-replicas-max-lag", "min-slaves-max-lag", T::kInt, 0, "10", 0, kIntMax}, nullptr,
+          set_min_replicas),
     {"shutdown-timeout", "", T::kInt, 0, "10", 0, kIntMax},
     {"repl-diskless-sync-max-replicas", "", T::kInt, 0, "0", 0, kIntMax},
     {"socket-mark-id", "", T::kInt, I, "0", 0, kUIntMax},

@@ -328,6 +328,43 @@ TEST_CASE("under OOM, MULTI queues nothing and EXEC of a queued write answers EX
   CHECK(mine == oom_transactions(r.port()));
 }
 
+// Counting starts with the first maxmemory, and the blocks allocated before are freed uncounted:
+// an empty keyspace must not make the server look empty. With maxmemory at one byte, as Redis's
+// own tests set it, every deny-oom command is refused, after the script caches that existed
+// before are freed too.
+std::vector<std::string> one_byte_limit(int port) {
+  Client c(port);
+  std::vector<std::string> t;
+  auto run = [&](const std::vector<std::string>& args) {
+    const Reply r = c.cmd(args);
+    t.push_back(args[0] + " " + args[1] + " -> " + r.str);
+  };
+  const std::string lib = "#!lua name=lib\nredis.register_function('f', function() return 1 end)";
+  run({"FUNCTION", "LOAD", lib});
+  run({"SCRIPT", "LOAD", "return 1"});
+  run({"CONFIG", "SET", "maxmemory", "1"});
+  run({"FUNCTION", "FLUSH"});
+  run({"SCRIPT", "FLUSH"});
+  run({"FUNCTION", "LOAD", lib});
+  run({"SET", "k", "v"});
+  run({"CONFIG", "SET", "maxmemory", "0"});
+  run({"SET", "k", "v"});
+  return t;
+}
+
+TEST_CASE("maxmemory set at run time on an empty keyspace refuses writes as Redis does") {
+  kvtest::ServerProcess s({"--threads", "2"});
+  REQUIRE(s.running());
+  const std::vector<std::string> mine = one_byte_limit(s.port());
+  REQUIRE(mine.size() == 9);
+  CHECK(mine[5] == "FUNCTION LOAD -> " + std::string(kOom));
+  CHECK(mine[6] == "SET k -> " + std::string(kOom));
+  CHECK(mine[8] == "SET k -> OK");
+  kvtest::RedisProcess r;
+  if (!r.running()) return;
+  CHECK(mine == one_byte_limit(r.port()));
+}
+
 TEST_CASE("the OOM error text is redis-server's") {
   kvtest::RedisProcess r({"--maxmemory", "1mb"});
   if (!r.running()) {

@@ -151,6 +151,14 @@ const std::vector<std::vector<std::string>> kSameAsRedis = {
     {"EVAL", "#!lua\nreturn 1", "0"},
     {"EVAL_RO", "#!lua\nreturn 1", "0"},
     {"EVAL_RO", "#!lua flags=no-writes\nreturn 1", "0"},
+    // A shebang script is compiled before its flags are checked.
+    {"EVAL_RO", "#!lua\nreturn (", "0"},
+    // Redis flags PUBLISH, SPUBLISH and PFCOUNT may_replicate: no read-only script runs them.
+    {"EVAL_RO", "return redis.call('publish', 'ch', 'msg')", "0"},
+    {"EVAL_RO", "return redis.call('pfcount', KEYS[1])", "1", "hll"},
+    {"EVAL", "#!lua flags=no-writes\nreturn redis.call('spublish', KEYS[1], 'msg')", "1", "ch"},
+    {"EVAL", "return redis.call('publish', 'ch', 'msg')", "0"},
+    {"EVAL", "return redis.call('pfcount', KEYS[1])", "1", "hll"},
     {"SCRIPT", "LOAD", "return 'loaded'"},
     {"SCRIPT", "EXISTS", "9ed1c4a1e8a8b1ff4d6e4bbbc2a1f1b3c5f0b10b", "nosuch"},
     {"SCRIPT", "FLUSH", "x"},
@@ -210,6 +218,77 @@ const std::vector<std::vector<std::string>> kSameAsRedis = {
     {"CONFIG", "GET", "lua-time-limit"},
 };
 
+// One step of a transcript compared with redis-server: a command, and a prefix its reply's text
+// must start with on kvlab (checked also without redis-server; empty: no such check). The
+// command "STATS" stands for the statistics a script's errors move (see stats_of).
+struct Step {
+  std::vector<std::string> args;
+  std::string want;
+};
+
+// INFO's error figures and the calls, rejected and failed calls of the commands in `names`, with
+// the times left out (they differ between servers).
+std::string stats_of(Client& c, const std::vector<std::string>& names) {
+  std::string out;
+  const std::string cmdstats = c.cmd({"INFO", "commandstats"}).str;
+  for (const auto& n : names) {
+    const std::size_t at = cmdstats.find("cmdstat_" + n + ":");
+    if (at == std::string::npos) {
+      out += n + ":- ";
+      continue;
+    }
+    const std::string line = cmdstats.substr(at, cmdstats.find("\r\n", at) - at);
+    const std::size_t calls = line.find("calls=");
+    const std::size_t rejected = line.find("rejected_calls=");
+    out += n + ":" + line.substr(calls, line.find(',', calls) - calls) + "," +
+           line.substr(rejected) + " ";
+  }
+  std::string errs = c.cmd({"INFO", "errorstats"}).str;
+  errs.erase(0, errs.find("\r\n") + 2);  // the section's title
+  out += errs;
+  const std::string st = c.cmd({"INFO", "stats"}).str;
+  const std::size_t t = st.find("total_error_replies:");
+  out += st.substr(t, st.find("\r\n", t) - t);
+  return out;
+}
+
+// Runs the steps on a fresh kvlab-server and, when installed, a fresh redis-server, comparing
+// each reply (and each STATS figure) with Redis's.
+void run_against_redis(const std::vector<Step>& steps, const std::vector<std::string>& names) {
+  kvtest::ServerProcess s({"--threads", "2"});
+  RedisProcess redis;
+  if (!redis.running()) MESSAGE("redis-server not installed: comparison skipped");
+  Client k(s.port());
+  std::unique_ptr<Client> r;
+  if (redis.running()) r = std::make_unique<Client>(redis.port());
+  for (const Step& step : steps) {
+    INFO("command: ", step.args[0], " ", step.args.size() > 1 ? step.args[1] : "", " ",
+         step.args.size() > 2 ? step.args[2] : "");
+    if (step.args[0] == "STATS") {
+      const std::string got = stats_of(k, names);
+      if (!step.want.empty()) CHECK(got.find(step.want) != std::string::npos);
+      if (r) CHECK(got == stats_of(*r, names));
+      k.cmd({"CONFIG", "RESETSTAT"});
+      if (r) r->cmd({"CONFIG", "RESETSTAT"});
+      continue;
+    }
+    const Reply got = k.cmd(step.args);
+    if (!step.want.empty()) CHECK(got.str.starts_with(step.want));
+    if (r) CHECK(show(got) == show(r->cmd(step.args)));
+  }
+}
+
+constexpr const char* kOomText = "OOM command not allowed when used memory > 'maxmemory'.";
+constexpr const char* kNoReplicasText = "NOREPLICAS Not enough good replicas to write.";
+// A library with a function that writes, one flagged allow-oom and one flagged no-writes.
+constexpr const char* kFlagsLibrary =
+    "#!lua name=flagslib\n"
+    "redis.register_function('w', function(k) return redis.call('set', k[1], 'w') end)\n"
+    "redis.register_function{function_name='ao', callback=function(k) return redis.call('set', "
+    "k[1], 'ao') end, flags={'allow-oom'}}\n"
+    "redis.register_function{function_name='nw', callback=function(k) return redis.call('get', "
+    "k[1]) end, flags={'no-writes'}}";
+
 }  // namespace
 
 TEST_SUITE("server") {
@@ -233,6 +312,107 @@ TEST_SUITE("server") {
         }
       }
     }
+  }
+
+  TEST_CASE("under OOM a script's first write and a script that may write are refused") {
+    run_against_redis(
+        {
+            {{"FUNCTION", "LOAD", kFlagsLibrary}, "flagslib"},
+            {{"SET", "x", "123"}, "OK"},
+            {{"CONFIG", "SET", "maxmemory", "1"}, "OK"},
+            {{"SET", "y", "1"}, kOomText},
+            // No shebang: judged by what it calls. Reads run; the first write is refused.
+            {{"EVAL", "redis.call('set', 'x', 1) return 1", "1", "x"}, kOomText},
+            {{"EVAL", "return redis.call('get', 'x')", "1", "x"}, "123"},
+            {{"EVAL_RO", "return redis.call('get', 'x')", "1", "x"}, "123"},
+            {{"EVAL", "local t = redis.pcall('set', 'x', 'y') return t['err']", "1", "x"},
+             kOomText},
+            // With a shebang: refused before it runs unless no-writes or allow-oom.
+            {{"EVAL", "#!lua flags=\nreturn 1", "0"}, kOomText},
+            {{"EVAL", "#!lua\nreturn 1", "0"}, kOomText},
+            {{"EVAL_RO", "#!lua\nreturn 1", "0"}, kOomText},
+            {{"EVAL", "#!lua flags=allow-oom\nredis.call('set', 'x', 1) return 1", "1", "x"}, ""},
+            {{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'x')", "1", "x"}, "1"},
+            {{"FCALL", "w", "1", "x"}, kOomText},
+            {{"FCALL", "ao", "1", "x"}, "OK"},
+            {{"FCALL", "nw", "1", "x"}, "ao"},
+            {{"FCALL_RO", "nw", "1", "x"}, "ao"},
+            {{"FUNCTION", "LOAD", "#!lua name=l2\nredis.register_function('f', function() end)"},
+             kOomText},
+            {{"FUNCTION", "RESTORE", "payload"}, kOomText},
+            {{"MULTI"}, "OK"},
+            {{"EVAL", "return 1", "0"}, kOomText},
+            {{"EXEC"}, "EXECABORT"},
+            // Counted once, where it arises: a rejected SET, a failed EVAL, one OOM error.
+            {{"CONFIG", "RESETSTAT"}, "OK"},
+            {{"EVAL", "return redis.call('set', 'x', 'y')", "1", "x"}, kOomText},
+            {{"STATS"}, "set:calls=0,rejected_calls=1,failed_calls=0"},
+            {{"EVAL", "return redis.pcall('set', 'x', 'y')", "1", "x"}, kOomText},
+            {{"STATS"}, "errorstat_OOM:count=1"},
+            {{"EVAL", "local t = redis.pcall('set', 'x', 'y') return 1", "1", "x"}, ""},
+            {{"STATS"}, "eval:calls=1,rejected_calls=0,failed_calls=0"},
+            {{"EVAL", "#!lua\nreturn 1", "0"}, kOomText},
+            {{"STATS"}, "eval:calls=0,rejected_calls=1,failed_calls=0"},
+            {{"CONFIG", "SET", "maxmemory", "0"}, "OK"},
+            {{"FCALL", "w", "1", "x"}, "OK"},
+        },
+        {"set", "eval", "select"});
+  }
+
+  TEST_CASE("a script's command errors are counted once, where the command replies them") {
+    run_against_redis(
+        {
+            {{"CONFIG", "RESETSTAT"}, "OK"},
+            {{"EVAL", "return redis.call('select', 99)", "0"}, "ERR DB index is out of range"},
+            {{"STATS"}, "select:calls=1,rejected_calls=0,failed_calls=1"},
+            {{"EVAL", "local t = redis.pcall('select', 99) return t['err']", "0"}, "ERR DB"},
+            {{"STATS"}, "errorstat_ERR:count=1"},
+            {{"EVAL", "return redis.pcall('select', 99)", "0"}, "ERR DB"},
+            {{"STATS"}, "total_error_replies:1"},
+            {{"EVAL_RO", "local t = redis.pcall('set', 'x', 'y') return t['err']", "1", "x"},
+             "ERR Write commands"},
+            {{"STATS"}, "set:calls=0,rejected_calls=1,failed_calls=0"},
+            {{"EVAL", "return tostring(redis.pcall('nosuch')['ignore_error_stats_update'])", "0"},
+             "true"},
+            {{"STATS"}, "errorstat_ERR:count=1"},
+            {{"EVAL", "return tostring(redis.pcall()['ignore_error_stats_update'])", "0"}, "nil"},
+            {{"STATS"}, "total_error_replies:0"},
+            {{"EVAL", "return redis.pcall('get')", "0"}, "ERR Wrong number"},
+            {{"STATS"}, "get:calls=0,rejected_calls=1,failed_calls=0"},
+            {{"EVAL", "return redis.error_reply('MY code')", "0"}, "MY code"},
+            {{"STATS"}, "errorstat_MY:count=1"},
+        },
+        {"set", "get", "eval", "eval_ro", "select"});
+  }
+
+  TEST_CASE("min-replicas-to-write refuses writes and scripts that may write: NOREPLICAS") {
+    run_against_redis(
+        {
+            {{"FUNCTION", "LOAD", kFlagsLibrary}, "flagslib"},
+            {{"SET", "x", "v"}, "OK"},
+            {{"CONFIG", "SET", "min-replicas-to-write", "1"}, "OK"},
+            {{"SET", "x", "1"}, kNoReplicasText},
+            {{"GET", "x"}, "v"},
+            {{"EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'x')", "1", "x"}, "v"},
+            {{"EVAL", "return redis.call('get', 'x')", "1", "x"}, "v"},
+            {{"EVAL", "#!lua\nreturn redis.call('get', 'x')", "1", "x"}, kNoReplicasText},
+            {{"EVAL_RO", "#!lua\nreturn 1", "0"}, kNoReplicasText},
+            {{"EVAL", "return redis.call('set', 'x', 1)", "1", "x"}, kNoReplicasText},
+            {{"EVAL", "return redis.pcall('set', 'x', 1)", "1", "x"}, kNoReplicasText},
+            {{"FCALL", "w", "1", "x"}, kNoReplicasText},
+            {{"FCALL", "nw", "1", "x"}, "v"},
+            {{"MULTI"}, "OK"},
+            {{"SET", "x", "2"}, kNoReplicasText},
+            {{"EXEC"}, "EXECABORT"},
+            {{"CONFIG", "SET", "min-replicas-max-lag", "0"}, "OK"},
+            {{"SET", "x", "2"}, "OK"},
+            {{"CONFIG", "SET", "min-replicas-max-lag", "10"}, "OK"},
+            {{"SET", "x", "3"}, kNoReplicasText},
+            {{"CONFIG", "SET", "min-replicas-to-write", "0"}, "OK"},
+            {{"SET", "x", "3"}, "OK"},
+            {{"CONFIG", "GET", "min-slaves-to-write"}, ""},
+        },
+        {});
   }
 
   TEST_CASE("Lua values convert both ways as Redis 7.0 documents") {

@@ -413,6 +413,37 @@ std::string modes_scenario(int port) {
   return t;
 }
 
+// Scripts: a read command a script runs remembers the keys the script declared (KEYS), not the
+// keys it reads; a script that runs no read command (a write, PING) remembers nothing, EVAL_RO
+// and FCALL_RO included.
+std::string scripts_scenario(int port) {
+  Conn a(port), w(port);
+  std::string t;
+  a.call({"HELLO", "3"});
+  t += a.call({"FUNCTION", "LOAD", "REPLACE",
+               "#!lua name=tracklib\nredis.register_function{function_name='rd', "
+               "callback=function(k) return redis.call('get', 'sk3') end, flags={'no-writes'}}"});
+  t += a.call({"CLIENT", "TRACKING", "on"});
+  t += a.call({"EVAL", "redis.call('set', 'sk3', 'bar')", "2", "sk1", "sk2"});
+  t += "|w " + w.call({"MSET", "sk1", "1", "sk2", "1", "sk3", "1"});
+  t += "|write " + a.drain(kQuietMs) + "|";
+  t += a.call({"EVAL", "return redis.call('get', 'sk3')", "2", "sk1", "sk2"});
+  t += "|w " + w.call({"SET", "sk3", "2"});
+  t += "|read key " + a.drain(kQuietMs) + "|";
+  t += "|w " + w.call({"MSET", "sk2", "2", "sk1", "2"});
+  t += "|declared " + a.drain(kQuietMs) + "|";
+  t += a.call({"EVAL_RO", "return redis.call('ping')", "2", "sk1", "sk2"});
+  t += "|w " + w.call({"MSET", "sk2", "3", "sk1", "3"});
+  t += "|ro ping " + a.drain(kQuietMs) + "|";
+  t += a.call({"EVAL_RO", "return redis.call('get', KEYS[1])", "2", "sk1", "sk2"});
+  t += "|w " + w.call({"MSET", "sk2", "4", "sk1", "4"});
+  t += "|ro read " + a.drain(kQuietMs) + "|";
+  t += a.call({"FCALL_RO", "rd", "1", "sk2"});
+  t += "|w " + w.call({"MSET", "sk3", "5", "sk2", "5"});
+  t += "|fcall " + a.drain(kQuietMs) + "|";
+  return t;
+}
+
 std::string info_field(Conn& c, const std::string& section, const std::string& name) {
   const std::string r = c.call({"INFO", section});
   const std::size_t p = r.find(name + ":");
@@ -510,6 +541,21 @@ TEST_CASE("BCAST prefixes, NOLOOP, OPTIN and OPTOUT select what is sent as in Re
   kvtest::RedisProcess redis;
   if (!redis.running()) return;
   CHECK(mine == modes_scenario(redis.port()));
+}
+
+TEST_CASE("A script's read remembers the keys the script declared, not the keys it read") {
+  const std::string mine = scripts_scenario(server().port());
+  CHECK(mine.find("|write |") != std::string::npos);
+  CHECK(mine.find("|read key |") != std::string::npos);
+  CHECK(mine.find("|declared " + push_invalidate({"sk2"}) + push_invalidate({"sk1"}) + "|") !=
+        std::string::npos);
+  CHECK(mine.find("|ro ping |") != std::string::npos);
+  CHECK(mine.find("|ro read " + push_invalidate({"sk2"}) + push_invalidate({"sk1"}) + "|") !=
+        std::string::npos);
+  CHECK(mine.find("|fcall " + push_invalidate({"sk2"}) + "|") != std::string::npos);
+  kvtest::RedisProcess redis;
+  if (!redis.running()) return;
+  CHECK(mine == scripts_scenario(redis.port()));
 }
 
 TEST_CASE("INFO counts tracking clients, keys, items and prefixes; the table is bounded") {
