@@ -435,9 +435,29 @@ bool postpone_if_paused(CommandContext& ctx, const CommandSpec* cmd) {
   return true;
 }
 
+// Redis looks a write command's keys up with lookupKeyWrite, which first deletes a key whose
+// TTL has passed: its "expired" event, and the "new" of the key the write then creates, come
+// before the command's own events. kvlab's writes replace an expired value in place, so while
+// either class is configured the keys of a write command are expired here first (under the
+// command's key locks; not while clients are paused, when the dataset stays as it is). Scripts
+// are left out: Redis expires their keys as they touch them, which read_live and the writes they
+// run do.
+void expire_before_write(CommandContext& ctx, const CommandSpec* cmd) {
+  if (ctx.server.paused(ctx.now_ms) != Server::kPauseNone) return;
+  thread_local std::vector<std::size_t> idx;
+  idx.clear();
+  command_keys(*cmd, ctx.argv, &idx);
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  for (std::size_t i : idx)
+    if (expire_if_due(ctx.ks, ctx.argv[i], ctx.now_ms)) bump(st.expired);
+}
+
 void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   if (ctx.top_level && postpone_if_paused(ctx, cmd)) [[unlikely]]
     return;
+  if ((cmd->flags & (kWrite | kScript)) == kWrite && notify_enabled(kNotifyExpired | kNotifyNew))
+      [[unlikely]]
+    expire_before_write(ctx, cmd);
   // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
   // is nested: t_running is set).
   if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) [[unlikely]] {
@@ -750,6 +770,7 @@ void dispatch(CommandContext& ctx) {
     // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
     // evicts before it runs the command (no client modified them: no NOLOOP origin).
     if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
+    if (notify_pending()) notify_flush(ctx.server, ctx.worker);  // "evicted" before its events
   }
   if (nested == 0 && !conn.in_exec) t_oom_before_command = !room;
   if (!room) {

@@ -25,6 +25,7 @@
 
 #include "server/blocking.hpp"
 #include "server/eviction.hpp"
+#include "server/notify.hpp"
 #include "server/object.hpp"
 #include "server/tracking.hpp"
 #include "structures/any_keyspace.hpp"
@@ -159,6 +160,8 @@ class Db {
   // created: the key did not exist before (eviction tracks it from now on). wake: the key now
   // holds a value that blocked clients of any kind can be served from (ReadyKeys).
   void modified(std::string_view key, bool now_absent, bool created = false, bool wake = false) {
+    // Redis's dbAdd: class n, before the command's own event.
+    if (created) notify_keyspace_event(kNotifyNew, "new", key);
     if (eviction_ != nullptr) {
       if (created) eviction_->on_insert(key);
       if (now_absent) eviction_->on_erase(key);

@@ -544,6 +544,7 @@ bool Eviction::delete_key(Db& db, Atomicity& gate, unsigned w, const std::string
     return done ? Update<Value>::erase() : Update<Value>::keep();
   });
   gate.end_single(w, stripe);
+  if (done) notify_keyspace_event(kNotifyEvicted, "evicted", key);
   return done;
 }
 

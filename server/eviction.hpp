@@ -4,8 +4,9 @@
 // What a command sees (as Redis 7.0, server.c processCommand / evict.c performEvictions): before
 // a top-level command runs, a worker whose used_memory (server/memory.hpp) is above maxmemory
 // evicts keys until its estimate of the bytes freed covers the excess (at most kMaxPerCommand
-// keys). When nothing can be evicted (noeviction, or no candidate: volatile-* with no key that has
-// a TTL, an empty keyspace), a command flagged kDenyOom is refused with
+// keys); CONFIG SET maxmemory does the same at once (Redis's updateMaxmemory). When nothing can
+// be evicted (noeviction, or no candidate: volatile-* with no key that has a TTL, an empty
+// keyspace), a command flagged kDenyOom is refused with
 // `-OOM command not allowed when used memory > 'maxmemory'.`; reads and DEL still run. A script
 // is refused by its flags, or at its first deny-oom call (oom_before_command(), scripting.hpp).
 //
@@ -88,8 +89,8 @@
 //    exactly as a DEL's is, after every reader that could hold it has finished.
 // 4. Atomicity: each eviction takes the key's gate like a single-key command
 //    (Atomicity::begin_single), so a transaction or multi-key command never sees a key vanish
-//    halfway through it; evictions run only between top-level commands, when the worker holds no
-//    lock of the gate.
+//    halfway through it; evictions run only between top-level commands, or in a CONFIG SET run
+//    outside EXEC (it names no key), when the worker holds no lock of the gate.
 // 5. The indexes are hints: a key missing from one is not evicted (inserts register it before
 //    the command returns), a name whose key is gone is dropped when sampled; no index decides
 //    presence — the keyspace does.
@@ -267,8 +268,9 @@ class Eviction {
   // REQUIRES: o is not yet published.
   void restore_access(const Object& o, std::int64_t idle_s, int freq, std::int64_t now_ms) const;
 
-  // Worker w, before a top-level command: evicts while used_memory is above maxmemory. False when
-  // used_memory is above maxmemory and nothing could be evicted (a kDenyOom command answers OOM).
+  // Worker w, before a top-level command or in CONFIG SET maxmemory (holding no lock of the gate):
+  // evicts while used_memory is above maxmemory. False when used_memory is above maxmemory and
+  // nothing could be evicted (a kDenyOom command answers OOM).
   bool make_room(Db& db, Atomicity& gate, unsigned w, std::int64_t now_ms) {
     if (maxmemory() == 0) return true;
     return make_room_slow(db, gate, w, now_ms);

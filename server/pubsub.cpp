@@ -6,6 +6,7 @@
 #include <mutex>
 #include <new>
 
+#include "server/notify.hpp"
 #include "server/server.hpp"
 #include "server/strings_util.hpp"
 #include "server/worker.hpp"
@@ -249,6 +250,9 @@ void post_fan_out(Server& server, Worker& self, FanOut& f) {
 
 std::int64_t publish(Server& server, Worker& self, std::string_view channel,
                      std::string_view payload) {
+  // Keyspace notifications the caller's writes noted go first (a script's or a transaction's
+  // PUBLISH after a write; notify.hpp).
+  if (notify_pending()) notify_flush(server, self);
   PubSubRegistry& reg = server.pubsub();
   if (reg.idle()) return 0;  // the common benchmark case: no lock, no allocation
   FanOut& f = t_fan;

@@ -25,6 +25,7 @@
 #include "server/errors.hpp"
 #include "server/keyspace_factory.hpp"
 #include "server/monitor.hpp"
+#include "server/notify.hpp"
 #include "server/reply.hpp"
 #include "server/scripting.hpp"
 #include "server/session.hpp"
@@ -37,6 +38,7 @@
 namespace kvlab::server {
 
 namespace {
+
 // epoll user data for the two non-connection descriptors (connections use their Connection*).
 char g_listen_tag;
 char g_wake_tag;
@@ -446,6 +448,11 @@ void Worker::run() {
     if (!expiry_.empty() && expiry_.top().at_ms <= now && active_expire_enabled() &&
         server_.paused(now) == Server::kPauseNone)
       sweep_expired(now);
+    // Keyspace notifications of the sweep, of evictions and of blocked clients served here.
+    if (notify_pending()) {
+      notify_flush(server_, *this);
+      if (!touched_.empty()) flush_touched();
+    }
     if (tracking_pending() || server_.tracking().broadcast_pending()) {  // expired keys
       broadcast_tracking();
       tracking_flush(server_, *this, 0);
@@ -679,6 +686,8 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   if (c.tracking.caching && !c.tx && !iequals(args[0], "client")) c.tracking.caching = false;
   // Invalidations this command caused leave after its reply (a plain thread-local read).
   if (tracking_pending()) tracking_flush(server_, *this, c.id);
+  // Keyspace notifications too, after the reply and any truncation of it (notify.hpp).
+  if (notify_pending()) notify_flush(server_, *this);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
   if (reply.errors() != 0) {

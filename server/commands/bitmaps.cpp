@@ -159,7 +159,7 @@ void setbit_cmd(CommandContext& ctx) {
   }
   const std::size_t byte = offset >> 3;
   const unsigned mask = 1u << (7 - (offset & 7));
-  bool wrong_type = false, no_memory = false;
+  bool wrong_type = false, no_memory = false, changed = false;
   int old_bit = 0;
   ctx.ks.update(ctx.arg(1), [&](const Value* cur) {
     const Value* v = live(cur, ctx.now_ms);
@@ -168,7 +168,9 @@ void setbit_cmd(CommandContext& ctx) {
     if (wrong_type) return U::keep();
     const std::string_view base = v != nullptr ? v->obj->str() : std::string_view();
     old_bit = byte < base.size() && (ubytes(base)[byte] & mask) != 0 ? 1 : 0;
+    changed = false;
     if (v != nullptr && byte < base.size() && old_bit == on) return U::keep();  // nothing changes
+    changed = true;
     Object* o = Object::try_make_zeroed(std::max(base.size(), byte + 1));
     if (o == nullptr) {
       no_memory = true;
@@ -184,6 +186,8 @@ void setbit_cmd(CommandContext& ctx) {
   } else if (no_memory) {
     ctx.reply.error(err::kNoMemory);
   } else {
+    // Only a write that created, grew or flipped something, as Redis 7.0.15.
+    if (changed) notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));
     ctx.reply.integer(old_bit);
   }
 }
@@ -321,7 +325,12 @@ void bitop_cmd(CommandContext& ctx) {
   }
   const std::string_view dest = ctx.arg(2);
   if (max_len == 0) {
-    ctx.ks.erase(dest);
+    bool existed = false;
+    ctx.ks.update(dest, [&](const Value* v) {
+      existed = live(v, ctx.now_ms) != nullptr;
+      return v != nullptr ? U::erase() : U::keep();
+    });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", dest);
     ctx.reply.integer(0);
     return;
   }
@@ -352,6 +361,7 @@ void bitop_cmd(CommandContext& ctx) {
     }
   }
   ctx.ks.insert_or_assign(dest, Value{ObjectRef(out), 0});
+  notify_keyspace_event(ctx, kNotifyString, "set", dest);
   ctx.reply.integer(static_cast<std::int64_t>(max_len));
 }
 
@@ -590,6 +600,11 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
     ctx.reply.error(wrong_type ? err::kWrongType : err::kNoMemory);
     return;
   }
+  // "setbit" when a SET or INCRBY wrote (an overflow FAIL writes nothing), as Redis.
+  bool changed = false;
+  for (std::size_t k = 0; k < ops.size(); ++k)
+    changed = changed || (ops[k].opcode != FieldOpcode::kGet && results[k].has_value());
+  if (changed) notify_keyspace_event(ctx, kNotifyString, "setbit", ctx.arg(1));
   ctx.reply.array(results.size());
   for (const auto& r : results) {
     if (r) {

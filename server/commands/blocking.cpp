@@ -188,6 +188,7 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
         /*reply_wrongtype=*/false);
     if (a == Access::kWrongType) return Pop::kWrongType;
     if (a == Access::kMissing || popped.empty()) return Pop::kEmpty;
+    notify_container_write(ctx, kNotifyZset, s.left ? "zpopmin" : "zpopmax", key);
     if (s.kind == Kind::kZPop) {
       r.array(3);
       r.bulk(key);
@@ -209,10 +210,10 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
     // As Redis: an empty source waits whatever the destination holds; with elements, the
     // destination's type is checked before anything is popped (WRONGTYPE, nothing moved).
     ObjectRef src, d;
-    const Access a = lookup_container<ListObject>(ctx, key, &src, false);
+    const Access a = lookup_container<ListObject>(ctx, key, &src, false, false);
     if (a == Access::kWrongType) return Pop::kWrongType;
     if (a == Access::kMissing) return Pop::kEmpty;
-    if (lookup_container<ListObject>(ctx, s.dst, &d, false) == Access::kWrongType)
+    if (lookup_container<ListObject>(ctx, s.dst, &d, false, false) == Access::kWrongType)
       return Pop::kDstWrongType;
   }
   std::vector<std::string> popped;
@@ -240,6 +241,8 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
       /*reply_wrongtype=*/false);
   if (a == Access::kWrongType) return Pop::kWrongType;
   if (a == Access::kMissing || popped.empty()) return Pop::kEmpty;
+  const bool emptied = t_container_emptied;
+  const std::string_view pop_event = s.left ? "lpop" : "rpop";
   switch (s.kind) {
     case Kind::kPop:
       r.array(2);
@@ -256,6 +259,8 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
           }
         });
       }
+      // Redis's order: the push on the destination, then the pop on the source.
+      notify_keyspace_event(ctx, kNotifyList, s.to_left ? "lpush" : "rpush", s.dst);
       r.bulk(popped[0]);
       break;
     default:
@@ -265,6 +270,8 @@ Pop pop_from(CommandContext& ctx, const Spec& s, std::string_view key, ReplyWrit
       for (const auto& v : popped) r.bulk(v);
       break;
   }
+  notify_keyspace_event(ctx, kNotifyList, pop_event, key);
+  if (emptied) notify_keyspace_event(ctx, kNotifyGeneric, "del", key);
   return Pop::kDone;
 }
 

@@ -15,6 +15,7 @@
 #include "server/command.hpp"
 #include "server/db.hpp"
 #include "server/errors.hpp"
+#include "server/notify.hpp"
 #include "server/object.hpp"
 #include "server/server.hpp"
 #include "server/strings_util.hpp"
@@ -51,15 +52,18 @@ inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
     removed = v != nullptr && v->expired_at(now_ms);
     return removed ? Update<Value>::erase() : Update<Value>::keep();
   });
+  if (removed) notify_keyspace_event(kNotifyExpired, "expired", key);
   return removed;
 }
 
 // Calls fn(const Value&) for key's live value while the backend protects it. Returns false when
 // the key is absent or expired (and then removes the expired value, unless clients are paused).
 // Counts keyspace hits/misses. touch: update the key's LRU/LFU word; false for the commands Redis
-// runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL and its kin, OBJECT, MEMORY USAGE).
+// runs with LOOKUP_NOTOUCH (TYPE, EXISTS, TTL and its kin, OBJECT, MEMORY USAGE). read_lookup:
+// a read command's lookup, whose miss is a "keymiss" event; false for a write command's lookup.
 template <class F>
-bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = true) {
+bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = true,
+               bool read_lookup = true) {
   bool expired = false;
   const bool found = ctx.ks.find(key, [&](const Value& v) {
     if (v.expired_at(ctx.now_ms)) {
@@ -81,6 +85,7 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = t
       expire_if_due(ctx.ks, key, ctx.now_ms)) {
     st.expired.store(st.expired.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  if (read_lookup) notify_keyspace_event(kNotifyKeyMiss, "keymiss", key);  // after "expired"
   return false;
 }
 

@@ -91,23 +91,35 @@ void config_set_cmd(CommandContext& ctx) {
     idx.push_back(static_cast<std::size_t>(p - config::params().data()));
   }
   std::vector<std::string> canon(idx.size());
-  std::lock_guard<std::mutex> lock(config::mutex());
-  for (std::size_t k = 0; k < idx.size(); ++k) {
-    const Param& p = config::params()[idx[k]];
-    const std::string_view given = ctx.arg(2 + 2 * k);
-    std::string why;
-    if (!config::canonical(p, ctx.arg(3 + 2 * k), &canon[k], &why)) {
-      ctx.reply.error(err::config_set_invalid(given, why));
-      return;
+  bool maxmemory_set = false;
+  {
+    std::lock_guard<std::mutex> lock(config::mutex());
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      const Param& p = config::params()[idx[k]];
+      const std::string_view given = ctx.arg(2 + 2 * k);
+      std::string why;
+      if (!config::canonical(p, ctx.arg(3 + 2 * k), &canon[k], &why)) {
+        ctx.reply.error(err::config_set_invalid(given, why));
+        return;
+      }
+      if ((p.flags & kFixed) && canon[k] != config::get_value(ctx.server, idx[k])) {
+        ctx.reply.error(err::config_set_invalid(
+            given, "kvlab-server cannot change this setting at run time (it is " +
+                       config::get_value(ctx.server, idx[k]) + ")"));
+        return;
+      }
     }
-    if ((p.flags & kFixed) && canon[k] != config::get_value(ctx.server, idx[k])) {
-      ctx.reply.error(err::config_set_invalid(
-          given, "kvlab-server cannot change this setting at run time (it is " +
-                     config::get_value(ctx.server, idx[k]) + ")"));
-      return;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      config::apply_value(ctx.server, idx[k], canon[k]);
+      maxmemory_set = maxmemory_set || config::params()[idx[k]].name == "maxmemory";
     }
   }
-  for (std::size_t k = 0; k < idx.size(); ++k) config::apply_value(ctx.server, idx[k], canon[k]);
+  // As Redis 7.0, a new maxmemory evicts at once, not at the next command (and its "evicted"
+  // events leave with this reply). CONFIG SET holds no key locks here: it names no keys, and it
+  // cannot run inside a script; inside EXEC the locks are held, so the next command evicts.
+  if (maxmemory_set && !ctx.conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone)
+    ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(), ctx.now_ms);
   ctx.reply.ok();
 }
 

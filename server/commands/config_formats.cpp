@@ -141,7 +141,8 @@ bool valid_oom_values(std::string_view in, std::string* out, std::string* why) {
   return true;
 }
 
-// notify-keyspace-events: the classes in Redis's order; "A" stands for g$lshzxetd.
+// notify-keyspace-events: the classes in Redis's order; "A" stands for g$lshzxetd. The stored
+// form keeps n after A ("AnKE"), which CONFIG GET leaves out as Redis does (get_notify).
 bool valid_notify(std::string_view in, std::string* out, std::string* why) {
   constexpr std::string_view kAll = "g$lshzxetd";
   std::string seen;
@@ -164,8 +165,8 @@ bool valid_notify(std::string_view in, std::string* out, std::string* why) {
   } else {
     for (char c : kAll)
       if (has(c)) canon += c;
-    if (has('n')) canon += 'n';
   }
+  if (has('n')) canon += 'n';
   for (char c : std::string_view("KEm"))
     if (has(c)) canon += c;
   *out = canon;

@@ -30,6 +30,7 @@
 #include "server/eviction.hpp"
 #include "server/memory.hpp"
 #include "server/monitor.hpp"
+#include "server/notify.hpp"
 #include "server/scripting.hpp"
 #include "server/server.hpp"
 #include "server/strings_util.hpp"
@@ -259,6 +260,16 @@ void set_busy_reply_threshold(Server&, const std::string& v) {
 void set_tracking_table_max_keys(Server& s, const std::string& v) {
   set_tracking_max_keys(to_i64(v));
   s.tracking().enforce_bound(s);
+}
+// Keyspace notifications (notify.hpp) from the stored form, which keeps n after A; CONFIG GET
+// shows Redis's form, which leaves it out ("AKEnm" reads back "AKEm" but notifies "new").
+void set_notify(Server&, const std::string& v) {
+  set_notify_flags(v);
+}
+std::string get_notify(Server&) {
+  std::string v = stored("notify-keyspace-events");
+  if (v.size() >= 2 && v[0] == 'A' && v[1] == 'n') v.erase(1, 1);
+  return v;
 }
 // The slow log and the latency monitor (monitor.hpp).
 void set_slowlog_slower(Server&, const std::string& v) {
@@ -632,7 +643,8 @@ const Param kParams[] = {
            valid_obuf},
           get_obuf, set_obuf),
     {"oom-score-adj-values", "", T::kSpecial, 0, "0 200 800", 0, 0, {}, valid_oom_values},
-    {"notify-keyspace-events", "", T::kSpecial, 0, "", 0, 0, {}, valid_notify},
+    hooks({"notify-keyspace-events", "", T::kSpecial, kActs, "", 0, 0, {}, valid_notify},
+          get_notify, set_notify),
     hooks({"bind", "", T::kSpecial, kFixed, "* -::*", 0, 0, {}, valid_bind}, get_bind, nullptr,
           start_bind),
     {"replicaof", "slaveof", T::kSpecial, I, "", 0, 0, {}, valid_any},

@@ -27,20 +27,36 @@ namespace kvlab::server {
 
 enum class Access { kMissing, kWrongType, kOk };
 
+// Whether the last write_container() of the calling thread emptied its container and so removed
+// the key (keyspace notifications: Redis sends "del" after the command's own event).
+inline thread_local bool t_container_emptied = false;
+
+// The keyspace notification of a write_container() that changed key: the command's event, then
+// "del" when that write removed the key.
+inline void notify_container_write(CommandContext& ctx, std::uint32_t cls, std::string_view event,
+                                   std::string_view key) {
+  notify_keyspace_event(ctx, cls, event, key);
+  if (t_container_emptied) notify_keyspace_event(ctx, kNotifyGeneric, "del", key);
+}
+
 // Looks up key's container of type C and copies its handle into *out. Replies WRONGTYPE when the
 // key holds another type.
+// read_lookup: a read command's lookup (a miss is a "keymiss" event); false for a write's.
 template <class C>
 Access lookup_container(CommandContext& ctx, std::string_view key, ObjectRef* out,
-                        bool reply_wrongtype = true) {
+                        bool reply_wrongtype = true, bool read_lookup = true) {
   bool wrong = false;
-  const bool found = read_live(ctx, key, [&](const Value& v) {
-    if (live_container_is_dead(v)) return;
-    if (v.obj->type() != C::kType) {
-      wrong = true;
-      return;
-    }
-    *out = v.obj;  // retain: the backend protects v while this visitor runs
-  });
+  const bool found = read_live(
+      ctx, key,
+      [&](const Value& v) {
+        if (live_container_is_dead(v)) return;
+        if (v.obj->type() != C::kType) {
+          wrong = true;
+          return;
+        }
+        *out = v.obj;  // retain: the backend protects v while this visitor runs
+      },
+      /*touch=*/true, read_lookup);
   if (wrong) {
     if (reply_wrongtype) ctx.reply.error(err::kWrongType);
     return Access::kWrongType;
@@ -72,6 +88,7 @@ inline void unlink_if_current(Db& ks, std::string_view key, const Object* c) {
 template <class C, class F>
 Access write_container(CommandContext& ctx, std::string_view key, bool create, F&& fn,
                        bool reply_wrongtype = true) {
+  t_container_emptied = false;
   for (;;) {
     ObjectRef ref;
     if (create) {
@@ -96,7 +113,7 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
         return Access::kWrongType;
       }
     } else {
-      const Access a = lookup_container<C>(ctx, key, &ref, reply_wrongtype);
+      const Access a = lookup_container<C>(ctx, key, &ref, reply_wrongtype, false);
       if (a != Access::kOk) return a;
     }
     C* c = as_container<C>(ref);
@@ -112,6 +129,7 @@ Access write_container(CommandContext& ctx, std::string_view key, bool create, F
     if (!create && c->data.empty()) return Access::kMissing;
     auto retire_if_empty = [&] {
       if (!c->data.empty()) return;
+      t_container_emptied = true;
       c->mark_dead();
       lock.unlock();
       unlink_if_current(ctx.ks, key, c);

@@ -24,13 +24,17 @@ constexpr std::string_view kBadFreq = "ERR Invalid FREQ value, must be >= 0 and 
 constexpr std::string_view kBadPayload = "ERR DUMP payload version or checksum are wrong";
 constexpr std::string_view kBadFormat = "ERR Bad data format";
 
-// The key's live value (a container emptied meanwhile counts as absent).
-bool live_value(CommandContext& ctx, std::string_view key, Value* out) {
+// The key's live value (a container emptied meanwhile counts as absent). read_lookup: as
+// read_live's (RESTORE looks its key up as a write: no "keymiss").
+bool live_value(CommandContext& ctx, std::string_view key, Value* out, bool read_lookup = true) {
   bool dead = false;
-  const bool found = read_live(ctx, key, [&](const Value& v) {
-    dead = live_container_is_dead(v);
-    if (!dead) *out = v;
-  });
+  const bool found = read_live(
+      ctx, key,
+      [&](const Value& v) {
+        dead = live_container_is_dead(v);
+        if (!dead) *out = v;
+      },
+      true, read_lookup);
   return found && !dead;
 }
 
@@ -84,7 +88,7 @@ void restore_cmd(CommandContext& ctx) {
   }
   const std::string_view key = ctx.arg(1);
   Value existing;
-  if (!replace && live_value(ctx, key, &existing)) {
+  if (!replace && live_value(ctx, key, &existing, false)) {
     ctx.reply.error(kBusyKey);
     return;
   }
@@ -114,14 +118,17 @@ void restore_cmd(CommandContext& ctx) {
                     : ttl + ctx.now_ms;
   }
   if (ttl != 0 && expire_ms <= ctx.now_ms) {
-    if (replace) ctx.ks.erase(key);
+    if (replace && ctx.ks.erase(key)) notify_keyspace_event(ctx, kNotifyGeneric, "del", key);
     ctx.reply.ok();
     return;
   }
   // Redis's RESTORE deletes and adds (no LFU carry from a replaced value): insert_or_assign.
   ctx.server.eviction().restore_access(*obj, idle_s, static_cast<int>(freq_n), ctx.now_ms);
-  ctx.ks.insert_or_assign(key, Value{std::move(obj), expire_ms});
+  // REPLACE deletes and adds the key anew: "new" even over an existing key, as Redis.
+  if (!ctx.ks.insert_or_assign(key, Value{std::move(obj), expire_ms}))
+    notify_keyspace_event(ctx, kNotifyNew, "new", key);
   if (expire_ms != 0) ctx.worker.track_expiry(key, expire_ms);
+  notify_keyspace_event(ctx, kNotifyGeneric, "restore", key);
   ctx.reply.ok();
 }
 

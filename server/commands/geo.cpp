@@ -193,6 +193,9 @@ void geoadd_cmd(CommandContext& ctx) {
     return added + updated > 0;
   });
   if (a == Access::kWrongType) return;
+  // GEOADD runs as ZADD in Redis, and notifies as it.
+  if (a == Access::kOk && added + updated > 0)
+    notify_keyspace_event(ctx, kNotifyZset, "zadd", ctx.arg(1));
   ctx.reply.integer(ch ? added + updated : added);
 }
 
@@ -593,11 +596,16 @@ void search_generic(CommandContext& ctx, std::size_t src, unsigned flags) {
   if (!pending.active) return;
   // As Redis's STORE: the destination is replaced (its TTL too), or deleted when empty.
   if (pending.size == 0) {
-    ctx.ks.update(pending.key, [](const Value* v) {
+    bool existed = false;
+    ctx.ks.update(pending.key, [&](const Value* v) {
+      existed = live(v, ctx.now_ms) != nullptr;
       return v != nullptr ? Update<Value>::erase() : Update<Value>::keep();
     });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", pending.key);
   } else {
     ctx.ks.insert_or_assign(pending.key, Value{std::move(pending.result), 0});
+    notify_keyspace_event(ctx, kNotifyZset, (flags & kSearch) ? "geosearchstore" : "georadiusstore",
+                          pending.key);
   }
   ctx.reply.integer(static_cast<std::int64_t>(pending.size));
 }

@@ -50,6 +50,7 @@ void hset_generic(CommandContext& ctx, bool hmset) {
     for (std::size_t i = 2; i + 1 < ctx.argc(); i += 2) added += h.set(ctx.arg(i), ctx.arg(i + 1));
   });
   if (a == Access::kWrongType) return;
+  notify_keyspace_event(ctx, kNotifyHash, "hset", ctx.arg(1));
   if (hmset) {
     ctx.reply.ok();
   } else {
@@ -63,6 +64,7 @@ void hsetnx_cmd(CommandContext& ctx) {
   bool added = false;
   const Access a = write_container<HashObject>(
       ctx, ctx.arg(1), true, [&](Hash& h) { return added = h.set_if_absent(ctx.arg(2), ctx.arg(3)); });
+  if (a == Access::kOk && added) notify_keyspace_event(ctx, kNotifyHash, "hset", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(added ? 1 : 0);
 }
 
@@ -100,6 +102,7 @@ void hdel_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += h.erase(ctx.arg(i)) ? 1 : 0;
     return removed > 0;
   });
+  if (a == Access::kOk && removed > 0) notify_container_write(ctx, kNotifyHash, "hdel", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }
 
@@ -183,6 +186,7 @@ void hincrby_cmd(CommandContext& ctx) {
   if (!error.empty()) {
     ctx.reply.error(error);
   } else {
+    notify_keyspace_event(ctx, kNotifyHash, "hincrby", ctx.arg(1));
     ctx.reply.integer(result);
   }
 }
@@ -222,6 +226,7 @@ void hincrbyfloat_cmd(CommandContext& ctx) {
   if (!error.empty()) {
     ctx.reply.error(error);
   } else {
+    notify_keyspace_event(ctx, kNotifyHash, "hincrbyfloat", ctx.arg(1));
     ctx.reply.bulk(result);
   }
 }

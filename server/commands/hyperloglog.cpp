@@ -522,6 +522,7 @@ void pfadd_cmd(CommandContext& ctx) {
     ctx.reply.error(kCorrupt);
     return;
   }
+  if (updated != 0) notify_keyspace_event(ctx, kNotifyString, "pfadd", ctx.arg(1));
   ctx.reply.integer(updated != 0 ? 1 : 0);
 }
 
@@ -639,6 +640,8 @@ void pfmerge_cmd(CommandContext& ctx) {
     ctx.reply.error(kCorrupt);
     return;
   }
+  // Redis notifies PFMERGE as a mass PFADD.
+  notify_keyspace_event(ctx, kNotifyString, "pfadd", ctx.arg(1));
   ctx.reply.ok();
 }
 

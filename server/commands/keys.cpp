@@ -44,6 +44,8 @@ void del_cmd(CommandContext& ctx) {
       return cur != nullptr ? U::erase() : U::keep();
     });
     removed += was_live ? 1 : 0;
+    // An expired key's "expired" came first (invoke(): expire_before_write).
+    if (was_live) notify_keyspace_event(ctx, kNotifyGeneric, "del", ctx.arg(i));
   }
   ctx.reply.integer(removed);
 }
@@ -149,6 +151,9 @@ void expire_generic(CommandContext& ctx, TimeUnit unit, bool absolute, std::stri
     return U::assign(Value{v->obj, at});
   });
   if (applied && at > ctx.now_ms) ctx.worker.track_expiry(ctx.arg(1), at);
+  // A time already past deletes the key: a "del" event, as Redis.
+  if (applied)
+    notify_keyspace_event(ctx, kNotifyGeneric, at <= ctx.now_ms ? "del" : "expire", ctx.arg(1));
   ctx.reply.integer(applied ? 1 : 0);
 }
 
@@ -214,6 +219,7 @@ void persist_cmd(CommandContext& ctx) {
     removed = v != nullptr && v->expire_ms != 0;
     return removed ? U::assign(Value{v->obj, 0}) : U::keep();
   });
+  if (removed) notify_keyspace_event(ctx, kNotifyGeneric, "persist", ctx.arg(1));
   ctx.reply.integer(removed ? 1 : 0);
 }
 
@@ -367,7 +373,9 @@ void touch_cmd(CommandContext& ctx) {
 }
 
 // The live value of key (a container that was emptied and is being unlinked counts as absent).
-bool get_value(CommandContext& ctx, std::string_view key, Value* out, bool touch = true) {
+// read_lookup: as read_live's (RENAME and COPY look their keys up as writes: no "keymiss").
+bool get_value(CommandContext& ctx, std::string_view key, Value* out, bool touch = true,
+               bool read_lookup = true) {
   bool dead = false;
   const bool found = read_live(
       ctx, key,
@@ -375,7 +383,7 @@ bool get_value(CommandContext& ctx, std::string_view key, Value* out, bool touch
         dead = live_container_is_dead(v);
         if (!dead) *out = v;
       },
-      touch);
+      touch, read_lookup);
   return found && !dead;
 }
 
@@ -391,7 +399,7 @@ void erase_if_holds(CommandContext& ctx, std::string_view key, const Object* obj
 void rename_generic(CommandContext& ctx, bool nx) {
   const std::string_view src = ctx.arg(1), dst = ctx.arg(2);
   Value v;
-  if (!get_value(ctx, src, &v)) {
+  if (!get_value(ctx, src, &v, true, false)) {
     ctx.reply.error(err::kNoSuchKey);
     return;
   }
@@ -404,15 +412,19 @@ void rename_generic(CommandContext& ctx, bool nx) {
     return;
   }
   Value existing;
-  if (nx && get_value(ctx, dst, &existing)) {
+  if (nx && get_value(ctx, dst, &existing, true, false)) {
     ctx.reply.integer(0);
     return;
   }
   const Object* moved = v.obj.get();
   const std::int64_t expire = v.expire_ms;
-  ctx.ks.insert_or_assign(dst, std::move(v));
+  // Redis deletes an existing destination and adds the key anew: "new" either way.
+  if (!ctx.ks.insert_or_assign(dst, std::move(v)))
+    notify_keyspace_event(ctx, kNotifyNew, "new", dst);
   if (expire != 0) ctx.worker.track_expiry(dst, expire);
   erase_if_holds(ctx, src, moved);
+  notify_keyspace_event(ctx, kNotifyGeneric, "rename_from", src);
+  notify_keyspace_event(ctx, kNotifyGeneric, "rename_to", dst);
   if (nx) {
     ctx.reply.integer(1);
   } else {
@@ -483,12 +495,12 @@ void copy_cmd(CommandContext& ctx) {
     return;
   }
   Value v;
-  if (!get_value(ctx, src, &v)) {
+  if (!get_value(ctx, src, &v)) {  // a read lookup in Redis's COPY ("keymiss")
     ctx.reply.integer(0);
     return;
   }
   Value existing;
-  if (!replace && get_value(ctx, dst, &existing)) {
+  if (!replace && get_value(ctx, dst, &existing, true, false)) {
     ctx.reply.integer(0);
     return;
   }
@@ -497,8 +509,11 @@ void copy_cmd(CommandContext& ctx) {
     ctx.reply.integer(0);
     return;
   }
-  ctx.ks.insert_or_assign(dst, Value{std::move(copy), v.expire_ms});
+  // As RENAME: an existing destination is deleted and the key added anew ("new").
+  if (!ctx.ks.insert_or_assign(dst, Value{std::move(copy), v.expire_ms}))
+    notify_keyspace_event(ctx, kNotifyNew, "new", dst);
   if (v.expire_ms != 0) ctx.worker.track_expiry(dst, v.expire_ms);
+  notify_keyspace_event(ctx, kNotifyGeneric, "copy_to", dst);
   ctx.reply.integer(1);
 }
 

@@ -100,6 +100,8 @@ void push_generic(CommandContext& ctx, bool left, bool only_existing) {
     len = l.size();
   });
   if (a == Access::kWrongType) return;
+  if (a == Access::kOk)
+    notify_keyspace_event(ctx, kNotifyList, left ? "lpush" : "rpush", ctx.arg(1));
   ctx.reply.integer(a == Access::kOk ? static_cast<std::int64_t>(len) : 0);
 }
 void lpush_cmd(CommandContext& ctx) { push_generic(ctx, true, false); }
@@ -120,10 +122,12 @@ void pop_generic(CommandContext& ctx, bool left, std::string_view name) {
     ctx.reply.error(kNotPositive);
     return;
   }
+  std::size_t popped = 0;
   const Access a = write_container<ListObject>(ctx, ctx.arg(1), false, [&](List& l) {
     if (!has_count) {
       ctx.reply.bulk(left ? l.front() : l.back());
       take(l, left);
+      popped = 1;
       return;
     }
     const std::size_t n = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), l.size());
@@ -132,7 +136,10 @@ void pop_generic(CommandContext& ctx, bool left, std::string_view name) {
       ctx.reply.bulk(left ? l.front() : l.back());
       take(l, left);
     }
+    popped = n;
   });
+  if (a == Access::kOk && popped > 0)
+    notify_container_write(ctx, kNotifyList, left ? "lpop" : "rpop", ctx.arg(1));
   if (a == Access::kMissing) {
     if (has_count) {
       ctx.reply.null_array();
@@ -197,6 +204,7 @@ void lset_cmd(CommandContext& ctx) {
     } else {
       l[i].assign(ctx.arg(3));
       ctx.reply.ok();
+      notify_keyspace_event(ctx, kNotifyList, "lset", ctx.arg(1));
     }
   });
   if (a == Access::kMissing) ctx.reply.error(kNoSuchKey);
@@ -242,6 +250,7 @@ void lrem_cmd(CommandContext& ctx) {
     }
     return removed > 0;
   });
+  if (a == Access::kOk && removed > 0) notify_container_write(ctx, kNotifyList, "lrem", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(static_cast<std::int64_t>(removed));
 }
 
@@ -257,6 +266,7 @@ void ltrim_cmd(CommandContext& ctx) {
     l.erase(l.begin() + static_cast<std::ptrdiff_t>(to) + 1, l.end());
     l.erase(l.begin(), l.begin() + static_cast<std::ptrdiff_t>(from));
   });
+  if (a == Access::kOk) notify_container_write(ctx, kNotifyList, "ltrim", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.ok();
 }
 
@@ -348,6 +358,8 @@ void linsert_cmd(CommandContext& ctx) {
     result = static_cast<std::int64_t>(l.size());
     return true;
   });
+  if (a == Access::kOk && result > 0)
+    notify_keyspace_event(ctx, kNotifyList, "linsert", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(result);
 }
 
@@ -360,6 +372,10 @@ void move_generic(CommandContext& ctx, bool from_left, bool to_left) {
       ctx.reply.bulk(v);
       put(l, to_left, std::move(v));
     });
+    if (a == Access::kOk) {  // Redis's order: the push, then the pop
+      notify_keyspace_event(ctx, kNotifyList, to_left ? "lpush" : "rpush", dst);
+      notify_keyspace_event(ctx, kNotifyList, from_left ? "lpop" : "rpop", src);
+    }
     if (a == Access::kMissing) ctx.reply.null();
     return;
   }
@@ -367,17 +383,18 @@ void move_generic(CommandContext& ctx, bool from_left, bool to_left) {
   // destination's type is checked before anything is popped.
   {
     ObjectRef s, d;
-    const Access a = lookup_container<ListObject>(ctx, src, &s);
+    const Access a = lookup_container<ListObject>(ctx, src, &s, true, false);
     if (a == Access::kWrongType) return;
     if (a == Access::kMissing) {
       ctx.reply.null();
       return;
     }
-    if (lookup_container<ListObject>(ctx, dst, &d) == Access::kWrongType) return;
+    if (lookup_container<ListObject>(ctx, dst, &d, true, false) == Access::kWrongType) return;
   }
   std::string value;
   const Access a = write_container<ListObject>(ctx, src, false,
                                                [&](List& l) { value = take(l, from_left); });
+  const bool src_emptied = t_container_emptied;
   if (a == Access::kWrongType) return;
   if (a == Access::kMissing) {
     ctx.reply.null();
@@ -393,6 +410,10 @@ void move_generic(CommandContext& ctx, bool from_left, bool to_left) {
     ctx.reply.error(err::kWrongType);
     return;
   }
+  // Redis's order: the push on the destination, then the pop (and "del") on the source.
+  notify_keyspace_event(ctx, kNotifyList, to_left ? "lpush" : "rpush", dst);
+  notify_keyspace_event(ctx, kNotifyList, from_left ? "lpop" : "rpop", src);
+  if (src_emptied) notify_keyspace_event(ctx, kNotifyGeneric, "del", src);
   ctx.reply.bulk(value);
 }
 
@@ -435,6 +456,8 @@ void lmpop_cmd(CommandContext& ctx) {
       ctx.reply.array(n);
       for (std::size_t i = 0; i < n; ++i) ctx.reply.bulk(take(l, left));
     });
+    if (a == Access::kOk)
+      notify_container_write(ctx, kNotifyList, left ? "lpop" : "rpop", ctx.arg(k));
     if (a == Access::kWrongType || a == Access::kOk) return;
   }
   ctx.reply.null_array();

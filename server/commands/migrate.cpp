@@ -279,8 +279,12 @@ void migrate_cmd(CommandContext& ctx) {
       if (!e.empty()) {
         if (target_error.empty()) target_error = e;
       } else if (!copy) {
-        ctx.ks.update(moving[answered].key,
-                      [](const Value* cur) { return cur != nullptr ? U::erase() : U::keep(); });
+        bool existed = false;
+        ctx.ks.update(moving[answered].key, [&](const Value* cur) {
+          existed = cur != nullptr;
+          return cur != nullptr ? U::erase() : U::keep();
+        });
+        if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", moving[answered].key);
       }
     }
     const bool timeout_hit = (write_error || socket_error) && timed_out(c);

@@ -29,6 +29,7 @@ void sadd_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) added += s.insert(ctx.arg(i)) ? 1 : 0;
     return added > 0;
   });
+  if (a == Access::kOk && added > 0) notify_keyspace_event(ctx, kNotifySet, "sadd", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(added);
 }
 
@@ -38,6 +39,7 @@ void srem_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += s.erase(ctx.arg(i)) ? 1 : 0;
     return removed > 0;
   });
+  if (a == Access::kOk && removed > 0) notify_container_write(ctx, kNotifySet, "srem", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }
 
@@ -115,6 +117,8 @@ void spop_cmd(CommandContext& ctx) {
     }
   });
   if (a == Access::kWrongType) return;
+  if (a == Access::kOk && !popped.empty())
+    notify_container_write(ctx, kNotifySet, "spop", ctx.arg(1));
   if (!has_count) {
     if (popped.empty()) {
       ctx.reply.null();
@@ -281,9 +285,19 @@ void set_op_store_cmd(CommandContext& ctx, SetOp op) {
   if (!compute(ctx, op, 2, ctx.argc() - 1, &ref)) return;
   const std::size_t n = as_container<SetObject>(ref)->data.size();
   if (n == 0) {
-    ctx.ks.update(ctx.arg(1), [](const Value* v) { return v != nullptr ? U::erase() : U::keep(); });
+    bool existed = false;
+    ctx.ks.update(ctx.arg(1), [&](const Value* v) {
+      existed = live(v, ctx.now_ms) != nullptr;
+      return v != nullptr ? U::erase() : U::keep();
+    });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", ctx.arg(1));
   } else {
     ctx.ks.insert_or_assign(ctx.arg(1), Value{std::move(ref), 0});
+    notify_keyspace_event(ctx, kNotifySet,
+                          op == SetOp::kInter   ? "sinterstore"
+                          : op == SetOp::kUnion ? "sunionstore"
+                                                : "sdiffstore",
+                          ctx.arg(1));
   }
   ctx.reply.integer(static_cast<std::int64_t>(n));
 }
@@ -331,14 +345,14 @@ void sintercard_cmd(CommandContext& ctx) {
 void smove_cmd(CommandContext& ctx) {
   const std::string_view src = ctx.arg(1), dst = ctx.arg(2), member = ctx.arg(3);
   ObjectRef src_ref;
-  const Access sa = lookup_container<SetObject>(ctx, src, &src_ref);
+  const Access sa = lookup_container<SetObject>(ctx, src, &src_ref, true, false);
   if (sa == Access::kWrongType) return;
   if (sa == Access::kMissing) {
     ctx.reply.integer(0);
     return;
   }
   ObjectRef dst_ref;
-  if (lookup_container<SetObject>(ctx, dst, &dst_ref) == Access::kWrongType) return;
+  if (lookup_container<SetObject>(ctx, dst, &dst_ref, true, false) == Access::kWrongType) return;
   if (src == dst) {
     bool in = false;
     if (read_container<SetObject>(ctx, src, [&](const MemberSet& s) { in = s.contains(member); }) ==
@@ -355,10 +369,13 @@ void smove_cmd(CommandContext& ctx) {
     ctx.reply.integer(0);
     return;
   }
+  // Redis's order: the source's events, then the destination's ("new" included).
+  notify_container_write(ctx, kNotifySet, "srem", src);
+  bool added = false;
   // A member the destination already holds changes nothing there: WATCH on the destination
   // stays valid, as Redis signals the destination only when the member was added.
-  const Access da =
-      write_container<SetObject>(ctx, dst, true, [&](MemberSet& s) { return s.insert(member); });
+  const Access da = write_container<SetObject>(
+      ctx, dst, true, [&](MemberSet& s) { return added = s.insert(member); });
   if (da == Access::kWrongType) {
     // The destination changed type after the check (WRONGTYPE is already replied): undo the
     // removal so that the member is not lost. The source may be re-created for it.
@@ -368,6 +385,7 @@ void smove_cmd(CommandContext& ctx) {
     write_container<SetObject>(undo, src, true, [&](MemberSet& s) { s.insert(member); });
     return;
   }
+  if (added) notify_keyspace_event(ctx, kNotifySet, "sadd", dst);
   ctx.reply.integer(1);
 }
 

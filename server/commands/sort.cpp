@@ -308,13 +308,17 @@ void sort_generic(CommandContext& ctx, bool readonly) {
       result.push_back(lookup_by_pattern(ctx, pattern, e).value_or(std::string()));
   }
   if (result.empty()) {
-    ctx.ks.update(*o.store, [](const Value* cur) {
+    bool existed = false;
+    ctx.ks.update(*o.store, [&](const Value* cur) {
+      existed = live(cur, ctx.now_ms) != nullptr;
       return cur != nullptr ? Update<Value>::erase() : Update<Value>::keep();
     });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", *o.store);
   } else {
     ObjectRef list(ListObject::make());
     as_container<ListObject>(list)->data = std::move(result);  // not yet published
     ctx.ks.insert_or_assign(*o.store, Value{std::move(list), 0});
+    notify_keyspace_event(ctx, kNotifyList, "sortstore", *o.store);
   }
   ctx.reply.integer(static_cast<std::int64_t>(outputlen));
 }

@@ -263,6 +263,7 @@ void xadd_cmd(CommandContext& ctx) {
   }
   std::string_view error;
   StreamId added;
+  bool trimmed = false;
   const Access acc =
       write_container<StreamObject>(ctx, ctx.arg(1), !a.no_mkstream, [&](Stream& s) -> bool {
         if (s.last_id() == StreamId::max()) {
@@ -306,7 +307,7 @@ void xadd_cmd(CommandContext& ctx) {
                  g_node_max_entries.load(std::memory_order_relaxed),
                  g_node_max_bytes.load(std::memory_order_relaxed));
         added = id;
-        s.trim(a.trim);
+        trimmed = s.trim(a.trim) > 0;
         return true;
       });
   if (acc == Access::kWrongType) return;
@@ -318,6 +319,8 @@ void xadd_cmd(CommandContext& ctx) {
     ctx.reply.error(error);
     return;
   }
+  notify_keyspace_event(ctx, kNotifyStream, "xadd", ctx.arg(1));
+  if (trimmed) notify_keyspace_event(ctx, kNotifyStream, "xtrim", ctx.arg(1));
   reply_id(ctx.reply, added);
 }
 
@@ -401,6 +404,7 @@ void xdel_cmd(CommandContext& ctx) {
     ctx.reply.error(kInvalidId);
     return;
   }
+  if (deleted > 0) notify_keyspace_event(ctx, kNotifyStream, "xdel", ctx.arg(1));
   ctx.reply.integer(deleted);
 }
 
@@ -413,6 +417,8 @@ void xtrim_cmd(CommandContext& ctx) {
     deleted = s.trim(a.trim);
     return deleted > 0;
   });
+  if (acc == Access::kOk && deleted > 0)
+    notify_keyspace_event(ctx, kNotifyStream, "xtrim", ctx.arg(1));
   if (acc != Access::kWrongType) ctx.reply.integer(deleted);
 }
 
@@ -469,6 +475,7 @@ void xsetid_cmd(CommandContext& ctx) {
   } else if (!error.empty()) {
     ctx.reply.error(error);
   } else {
+    notify_keyspace_event(ctx, kNotifyStream, "xsetid", ctx.arg(1));
     ctx.reply.ok();
   }
 }
@@ -716,6 +723,7 @@ void xgroup_create_cmd(CommandContext& ctx) {
   if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
   if (!error.empty()) return ctx.reply.error(error);
   if (busy) return ctx.reply.error("BUSYGROUP Consumer Group name already exists");
+  notify_keyspace_event(ctx, kNotifyStream, "xgroup-create", ctx.arg(2));
   ctx.reply.ok();
 }
 
@@ -762,13 +770,17 @@ void xgroup_setid_cmd(CommandContext& ctx) {
     g->last_id = id;
     g->entries_read = entries_read;
     ctx.reply.ok();
+    notify_keyspace_event(ctx, kNotifyStream, "xgroup-setid", ctx.arg(2));
     return true;
   });
 }
 
 void xgroup_destroy_cmd(CommandContext& ctx) {
   with_group(ctx, false, [&](Stream& s, StreamGroup* g) {
-    if (g != nullptr) s.groups().erase(std::string(ctx.arg(3)));
+    if (g != nullptr) {
+      s.groups().erase(std::string(ctx.arg(3)));
+      notify_keyspace_event(ctx, kNotifyStream, "xgroup-destroy", ctx.arg(2));
+    }
     ctx.reply.integer(g != nullptr ? 1 : 0);
     return g != nullptr;
   });
@@ -777,7 +789,10 @@ void xgroup_destroy_cmd(CommandContext& ctx) {
 void xgroup_createconsumer_cmd(CommandContext& ctx) {
   with_group(ctx, true, [&](Stream&, StreamGroup* g) {
     auto [it, added] = g->consumers.try_emplace(std::string(ctx.arg(4)));
-    if (added) it->second.seen_time = ctx.now_ms;
+    if (added) {
+      it->second.seen_time = ctx.now_ms;
+      notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer", ctx.arg(2));
+    }
     ctx.reply.integer(added ? 1 : 0);
     return added;
   });
@@ -793,6 +808,7 @@ void xgroup_delconsumer_cmd(CommandContext& ctx) {
     const auto pending = static_cast<std::int64_t>(it->second.pel.size());
     for (const StreamId& id : it->second.pel) g->pel.erase(id);
     g->consumers.erase(it);
+    notify_keyspace_event(ctx, kNotifyStream, "xgroup-delconsumer", ctx.arg(2));
     ctx.reply.integer(pending);
     return true;
   });
@@ -1199,9 +1215,12 @@ void claim_to(StreamGroup& g, StreamId id, StreamNack& nack, std::string_view na
 }
 
 // The consumer a claim names: looked up (its seen time refreshed) or created, as Redis does
-// before the first entry it claims.
-void touch_consumer(StreamGroup& g, std::string_view name, std::int64_t now_ms) {
-  g.consumers[std::string(name)].seen_time = now_ms;
+// before the first entry it claims (an "xgroup-createconsumer" event on key when created).
+void touch_consumer(StreamGroup& g, std::string_view name, std::int64_t now_ms,
+                    std::string_view key) {
+  auto [it, created] = g.consumers.try_emplace(std::string(name));
+  it->second.seen_time = now_ms;
+  if (created) notify_keyspace_event(kNotifyStream, "xgroup-createconsumer", key);
 }
 
 // XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-ms]
@@ -1284,7 +1303,7 @@ void xclaim_cmd(CommandContext& ctx) {
       if (ni == g.pel.end()) continue;
       if (!fresh_nack && minidle != 0 && now - ni->second.delivery_time < minidle) continue;
       if (!have_consumer) {
-        touch_consumer(g, ctx.arg(3), now);
+        touch_consumer(g, ctx.arg(3), now, ctx.arg(1));
         have_consumer = true;
       }
       claim_to(g, id, ni->second, ctx.arg(3), deliverytime, retrycount, justid);
@@ -1364,7 +1383,7 @@ void xautoclaim_cmd(CommandContext& ctx) {
         continue;
       }
       if (!have_consumer) {
-        touch_consumer(g, ctx.arg(3), now);
+        touch_consumer(g, ctx.arg(3), now, ctx.arg(1));
         have_consumer = true;
       }
       claim_to(g, id, it->second, ctx.arg(3), now, -1, justid);
@@ -1449,6 +1468,9 @@ void xreadgroup_cmd(CommandContext& ctx) {
       }
       if (!serve) return false;
       auto [ci, created] = g.consumers.try_emplace(std::string(a.consumer));
+      if (created)
+        notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer",
+                              ctx.arg(a.streams_arg + k));
       StreamConsumer& cons = ci->second;
       cons.seen_time = ctx.now_ms;
       const auto limit = static_cast<std::size_t>(a.count);
@@ -1569,7 +1591,9 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
             w.array(2);
           }
           w.bulk(key);
-          StreamConsumer& cons = g->second.consumers[std::string(consumer)];
+          auto [ci, created] = g->second.consumers.try_emplace(std::string(consumer));
+          if (created) notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer", key);
+          StreamConsumer& cons = ci->second;
           cons.seen_time = ctx.now_ms;
           deliver_new(s, g->second, cons, consumer, count, noack, ctx.now_ms, w);
           return true;

@@ -107,6 +107,8 @@ void set_cmd(CommandContext& ctx) {
   if (!o.nx && !o.xx && !o.get && !o.keepttl) {
     ctx.ks.overwrite(key, Value{std::move(obj), expire});
     if (expire != 0) ctx.worker.track_expiry(key, expire);
+    notify_keyspace_event(ctx, kNotifyString, "set", key);
+    if (o.has_expire) notify_keyspace_event(ctx, kNotifyGeneric, "expire", key);
     ctx.reply.ok();
     return;
   }
@@ -134,6 +136,11 @@ void set_cmd(CommandContext& ctx) {
     return;
   }
   if (done && final_expire != 0) ctx.worker.track_expiry(key, final_expire);
+  if (o.get && !had_old) notify_keyspace_event(ctx, kNotifyKeyMiss, "keymiss", key);
+  if (done) {
+    notify_keyspace_event(ctx, kNotifyString, "set", key);
+    if (o.has_expire) notify_keyspace_event(ctx, kNotifyGeneric, "expire", key);
+  }
   if (o.get) {
     if (had_old) {
       ctx.reply.bulk(old->str());
@@ -160,7 +167,9 @@ bool set_if_absent(CommandContext& ctx, std::string_view key, const ObjectRef& o
 }
 
 void setnx_cmd(CommandContext& ctx) {
-  ctx.reply.integer(set_if_absent(ctx, ctx.arg(1), make_str(ctx.arg(2))) ? 1 : 0);
+  const bool stored = set_if_absent(ctx, ctx.arg(1), make_str(ctx.arg(2)));
+  if (stored) notify_keyspace_event(ctx, kNotifyString, "set", ctx.arg(1));
+  ctx.reply.integer(stored ? 1 : 0);
 }
 
 void setex_generic(CommandContext& ctx, TimeUnit unit, std::string_view name) {
@@ -168,6 +177,8 @@ void setex_generic(CommandContext& ctx, TimeUnit unit, std::string_view name) {
   if (!arg_expire(ctx, ctx.arg(2), unit, false, name, &at)) return;
   ctx.ks.overwrite(ctx.arg(1), Value{make_str(ctx.arg(3)), at});
   ctx.worker.track_expiry(ctx.arg(1), at);
+  notify_keyspace_event(ctx, kNotifyString, "set", ctx.arg(1));
+  notify_keyspace_event(ctx, kNotifyGeneric, "expire", ctx.arg(1));
   ctx.reply.ok();
 }
 void setex_cmd(CommandContext& ctx) { setex_generic(ctx, TimeUnit::kSeconds, "setex"); }
@@ -191,6 +202,8 @@ ObjectRef get_and_update(CommandContext& ctx, Step&& step) {
     ctx.reply.error(err::kWrongType);
     return {};
   }
+  // GETSET, GETDEL and GETEX read the key first (Redis's lookupKeyRead).
+  if (!old) notify_keyspace_event(ctx, kNotifyKeyMiss, "keymiss", ctx.arg(1));
   if (old) {
     ctx.reply.bulk(old->str());
   } else {
@@ -201,13 +214,19 @@ ObjectRef get_and_update(CommandContext& ctx, Step&& step) {
 
 void getset_cmd(CommandContext& ctx) {
   ObjectRef obj = make_str(ctx.arg(2));
-  get_and_update(ctx, [&](const Value*, const Value*) { return U::assign(Value{obj, 0}); });
+  bool wrote = false;
+  get_and_update(ctx, [&](const Value*, const Value*) {
+    wrote = true;
+    return U::assign(Value{obj, 0});
+  });
+  if (wrote) notify_keyspace_event(ctx, kNotifyString, "set", ctx.arg(1));
 }
 
 void getdel_cmd(CommandContext& ctx) {
-  get_and_update(ctx, [](const Value* cur, const Value*) {
-    return cur == nullptr ? U::keep() : U::erase();  // also removes an expired value
-  });
+  if (get_and_update(ctx, [](const Value* cur, const Value*) {
+        return cur == nullptr ? U::keep() : U::erase();  // also removes an expired value
+      }))
+    notify_keyspace_event(ctx, kNotifyGeneric, "del", ctx.arg(1));
 }
 
 void getex_cmd(CommandContext& ctx) {
@@ -232,12 +251,20 @@ void getex_cmd(CommandContext& ctx) {
     if (!resolve_expiry(ctx, &o, "getex")) return;
   }
   const bool change = o.has_expire || o.persist;
+  bool had_ttl = false;
   const ObjectRef old = get_and_update(ctx, [&](const Value*, const Value* v) {
     if (v == nullptr || !change) return U::keep();
+    had_ttl = v->expire_ms != 0;
     if (o.has_expire && o.at_ms <= ctx.now_ms) return U::erase();
     return U::assign(Value{v->obj, o.persist ? 0 : o.at_ms});
   });
   if (old && o.has_expire && o.at_ms > ctx.now_ms) ctx.worker.track_expiry(ctx.arg(1), o.at_ms);
+  if (old && o.has_expire) {
+    notify_keyspace_event(ctx, kNotifyGeneric, o.at_ms <= ctx.now_ms ? "del" : "expire",
+                          ctx.arg(1));
+  } else if (old && o.persist && had_ttl) {
+    notify_keyspace_event(ctx, kNotifyGeneric, "persist", ctx.arg(1));
+  }
 }
 
 void mget_cmd(CommandContext& ctx) {
@@ -258,8 +285,10 @@ void mset_cmd(CommandContext& ctx) {
     ctx.reply.error(err::wrong_arity("mset"));
     return;
   }
-  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
+  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2) {
     ctx.ks.overwrite(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
+    notify_keyspace_event(ctx, kNotifyString, "set", ctx.arg(i));
+  }
   ctx.reply.ok();
 }
 
@@ -273,13 +302,16 @@ void msetnx_cmd(CommandContext& ctx) {
     return;
   }
   for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2) {
-    if (read_live(ctx, ctx.arg(i), [](const Value&) {})) {
+    if (read_live(
+            ctx, ctx.arg(i), [](const Value&) {}, true, /*read_lookup=*/false)) {
       ctx.reply.integer(0);
       return;
     }
   }
-  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2)
+  for (std::size_t i = 1; i + 1 < ctx.argc(); i += 2) {
     ctx.ks.overwrite(ctx.arg(i), Value{make_str(ctx.arg(i + 1)), 0});
+    notify_keyspace_event(ctx, kNotifyString, "set", ctx.arg(i));
+  }
   ctx.reply.integer(1);
 }
 
@@ -327,6 +359,7 @@ void append_cmd(CommandContext& ctx) {
   } else if (too_big) {
     ctx.reply.error(err::kStringTooLong);
   } else {
+    notify_keyspace_event(ctx, kNotifyString, "append", key);
     ctx.reply.integer(static_cast<std::int64_t>(new_len));
   }
 }
@@ -432,6 +465,7 @@ void setrange_cmd(CommandContext& ctx) {
   } else if (refused) {
     ctx.reply.error(err::kStringTooLong);
   } else {
+    if (!add.empty()) notify_keyspace_event(ctx, kNotifyString, "setrange", ctx.arg(1));
     ctx.reply.integer(static_cast<std::int64_t>(new_len));
   }
 }
@@ -467,7 +501,10 @@ void incr_generic(CommandContext& ctx, std::int64_t by) {
                            v != nullptr ? v->expire_ms : 0});
   });
   switch (e) {
-    case IncrError::kNone: ctx.reply.integer(result); break;
+    case IncrError::kNone:
+      notify_keyspace_event(ctx, kNotifyString, "incrby", ctx.arg(1));
+      ctx.reply.integer(result);
+      break;
     case IncrError::kWrongType: ctx.reply.error(err::kWrongType); break;
     case IncrError::kNotInteger: ctx.reply.error(err::kNotInteger); break;
     case IncrError::kOverflow: ctx.reply.error(err::kOverflow); break;
@@ -523,7 +560,10 @@ void incrbyfloat_cmd(CommandContext& ctx) {
     return U::assign(Value{make_str(result), v != nullptr ? v->expire_ms : 0});
   });
   switch (e) {
-    case kOk: ctx.reply.bulk(result); break;
+    case kOk:
+      notify_keyspace_event(ctx, kNotifyString, "incrbyfloat", ctx.arg(1));
+      ctx.reply.bulk(result);
+      break;
     case kWrongType: ctx.reply.error(err::kWrongType); break;
     case kNotFloat: ctx.reply.error(err::kNotFloat); break;
     case kNanInf: ctx.reply.error(err::kNanOrInf); break;

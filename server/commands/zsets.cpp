@@ -119,6 +119,8 @@ void zadd_generic(CommandContext& ctx, std::size_t scoreidx, ZAddFlags f) {
     return added + updated > 0;
   });
   if (a == Access::kWrongType) return;
+  if (a == Access::kOk && added + updated > 0)
+    notify_keyspace_event(ctx, kNotifyZset, f.incr ? "zincr" : "zadd", ctx.arg(1));
   if (nan) {
     ctx.reply.error(err::kScoreNaN);
   } else if (f.incr) {
@@ -183,6 +185,7 @@ void zrem_cmd(CommandContext& ctx) {
     for (std::size_t i = 2; i < ctx.argc(); ++i) removed += z.erase(ctx.arg(i)) ? 1 : 0;
     return removed > 0;
   });
+  if (a == Access::kOk && removed > 0) notify_container_write(ctx, kNotifyZset, "zrem", ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }
 
@@ -279,15 +282,21 @@ std::vector<const Node*> walk(const ZSkipList& l, const Node* start, bool revers
 }
 
 // Publishes a fresh sorted set at dst (overwriting any value and its TTL), or deletes dst when
-// the result is empty, as Redis's STORE forms do. Replies the result's cardinality.
-void store_zset(CommandContext& ctx, std::string_view dst, ObjectRef result) {
+// the result is empty, as Redis's STORE forms do. Replies the result's cardinality. event: the
+// keyspace notification of a store ("del" when it deletes a key that existed).
+void store_zset(CommandContext& ctx, std::string_view dst, ObjectRef result,
+                std::string_view event) {
   const std::size_t n = as_container<ZSetObject>(result)->data.size();
   if (n == 0) {
-    ctx.ks.update(dst, [](const Value* v) {
+    bool existed = false;
+    ctx.ks.update(dst, [&](const Value* v) {
+      existed = live(v, ctx.now_ms) != nullptr;
       return v != nullptr ? Update<Value>::erase() : Update<Value>::keep();
     });
+    if (existed) notify_keyspace_event(ctx, kNotifyGeneric, "del", dst);
   } else {
     ctx.ks.insert_or_assign(dst, Value{std::move(result), 0});
+    notify_keyspace_event(ctx, kNotifyZset, event, dst);
   }
   ctx.reply.integer(static_cast<std::int64_t>(n));
 }
@@ -396,7 +405,7 @@ void zrange_generic(CommandContext& ctx, RangeType rt, Direction dir, std::size_
   });
   if (a == Access::kWrongType) return;
   if (store) {
-    store_zset(ctx, ctx.arg(1), std::move(result));
+    store_zset(ctx, ctx.arg(1), std::move(result), "zrangestore");
   } else if (a == Access::kMissing) {
     ctx.reply.array(0);
   }
@@ -508,6 +517,12 @@ void zremrange_generic(CommandContext& ctx, RemKind kind) {
     for (const auto& m : victims) z.erase(m);
     removed = static_cast<std::int64_t>(victims.size());
   });
+  if (a == Access::kOk && removed > 0)
+    notify_container_write(ctx, kNotifyZset,
+                           kind == RemKind::kRank    ? "zremrangebyrank"
+                           : kind == RemKind::kScore ? "zremrangebyscore"
+                                                     : "zremrangebylex",
+                           ctx.arg(1));
   if (a != Access::kWrongType) ctx.reply.integer(removed);
 }
 void zremrangebyrank_cmd(CommandContext& ctx) {
@@ -540,6 +555,8 @@ void zpop_generic(CommandContext& ctx, bool max) {
     for (std::size_t k = 0; k < n; ++k) popped.push_back(z.pop(max));
   });
   if (a == Access::kWrongType) return;
+  if (a == Access::kOk && !popped.empty())
+    notify_container_write(ctx, kNotifyZset, max ? "zpopmax" : "zpopmin", ctx.arg(1));
   // RESP3 with a count: [member, score] pairs (Redis 7.0); without one, or in RESP2, flat.
   const bool pairs = ctx.reply.resp3() && ctx.argc() == 3;
   ctx.reply.array(popped.size() * (pairs ? 1 : 2));
@@ -801,7 +818,10 @@ void zsetop_generic(CommandContext& ctx, ZSetOp op, std::size_t numkeys_at, bool
     for (const auto& [m, sc] : out) longest = std::max(longest, m.size());
     z.note_creation(out.size(), longest);
     for (const auto& [m, sc] : out) z.set(m, sc);
-    store_zset(ctx, ctx.arg(1), std::move(result));
+    store_zset(ctx, ctx.arg(1), std::move(result),
+               op == ZSetOp::kUnion   ? "zunionstore"
+               : op == ZSetOp::kInter ? "zinterstore"
+                                      : "zdiffstore");
     return;
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
@@ -921,6 +941,7 @@ void zmpop_cmd(CommandContext& ctx) {
     });
     if (a == Access::kWrongType) return;
     if (a == Access::kMissing) continue;
+    notify_container_write(ctx, kNotifyZset, max ? "zpopmax" : "zpopmin", ctx.arg(k));
     ctx.reply.array(2);
     ctx.reply.bulk(ctx.arg(k));
     ctx.reply.array(popped.size());

@@ -118,6 +118,37 @@ TEST_SUITE("client reply and kill") {
     if (redis.running()) CHECK(reply_pipeline_answer(redis.port()) == kReplyBytes);
   }
 
+  // Subscription confirmations are pushes in Redis: CLIENT REPLY OFF does not drop them (the
+  // Redis suite's keyspace-notification tests subscribe that way); an error still is dropped.
+  TEST_CASE("(P)(UN)SUBSCRIBE confirmations arrive under CLIENT REPLY OFF, errors do not") {
+    const std::vector<std::vector<std::string>> pipeline = {
+        {"CLIENT", "REPLY", "OFF"}, {"SUBSCRIBE", "a"},
+        {"PSUBSCRIBE", "b*"},       {"SUBSCRIBE"},
+        {"UNSUBSCRIBE", "a"},       {"PUNSUBSCRIBE", "b*"},
+        {"CLIENT", "REPLY", "ON"},  {"PING"}};
+    const std::string want =
+        "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+        "*3\r\n$10\r\npsubscribe\r\n$2\r\nb*\r\n:2\r\n"
+        "*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:1\r\n"
+        "*3\r\n$12\r\npunsubscribe\r\n$2\r\nb*\r\n:0\r\n"
+        "+OK\r\n+PONG\r\n";
+    auto answer = [&](int port) {
+      const int fd = kvtest::connect_raw(port);
+      REQUIRE(fd >= 0);
+      std::string bytes;
+      for (const auto& c : pipeline) bytes += mbulk(c);
+      kvtest::send_all(fd, bytes);
+      std::string out = read_for(fd, want.size());
+      ::close(fd);
+      return out;
+    };
+    kvtest::ServerProcess s({"--threads", "2"});
+    REQUIRE(s.running());
+    CHECK(answer(s.port()) == want);
+    kvtest::RedisProcess redis;
+    if (redis.running()) CHECK(answer(redis.port()) == want);
+  }
+
   TEST_CASE("a command that blocked under CLIENT REPLY OFF still runs but answers nothing") {
     kvtest::ServerProcess s({"--threads", "2"});
     REQUIRE(s.running());
