@@ -32,6 +32,8 @@ struct Outgoing {
 struct ThreadState {
   bool flushed = false;  // FLUSHALL/FLUSHDB ran
   std::vector<std::string> keys;
+  std::vector<std::string> server_keys;  // changed by the server (TrackingServerChange)
+  bool server_change = false;
   std::vector<Outgoing> out;
   std::vector<std::vector<PubSubEnvelope>> remote;  // per target worker, reused
   // Replies to blocked commands this thread served during the current command, to post with
@@ -284,7 +286,7 @@ void TrackingRegistry::broadcast(Server& server) {
 
 void tracking_note_modified(std::string_view key) {
   ThreadState& t = t_state;
-  t.keys.emplace_back(key);
+  (t.server_change ? t.server_keys : t.keys).emplace_back(key);
   t_tracking_pending = true;
 }
 
@@ -293,6 +295,14 @@ void tracking_defer_unblock(unsigned worker, std::uint64_t conn, const BlockedCl
   ThreadState& t = t_state;
   t.unblocked.push_back({worker, conn, b, std::move(reply)});
   t_tracking_pending = true;  // so that flush() runs after this command and posts it
+}
+
+TrackingServerChange::TrackingServerChange() : saved_(t_state.server_change) {
+  t_state.server_change = true;
+}
+
+TrackingServerChange::~TrackingServerChange() {
+  t_state.server_change = saved_;
 }
 
 void tracking_note_flush() {
@@ -306,7 +316,13 @@ namespace {
 // Turns the keys noted so far into messages in the outbox (delivered by tracking_flush()).
 void compute_noted(Server& server, std::uint64_t origin) {
   ThreadState& t = t_state;
-  if (t.keys.empty() && !t.flushed) return;
+  if (t.keys.empty() && t.server_keys.empty() && !t.flushed) return;
+  // The server's own changes first: an expiry removes a key before the command that found it
+  // expired writes it, and the write must not hide the expiry's message from a NOLOOP client.
+  if (!t.server_keys.empty()) {
+    server.tracking().invalidate(server, 0, t.server_keys, false);
+    t.server_keys.clear();
+  }
   server.tracking().invalidate(server, origin, t.keys, t.flushed);
   t.keys.clear();
   t.flushed = false;

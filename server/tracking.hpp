@@ -165,6 +165,19 @@ void set_tracking_max_keys(std::int64_t n);
 
 // Db::modified / Db::clear on the calling thread: remember the key (or the flush) for flush().
 void tracking_note_modified(std::string_view key);
+// While one lives on the calling thread, the keys it notes were changed by the server itself (an
+// expired key removed), not by the client whose command runs: NOLOOP does not hide them from that
+// client, as in Redis, where an expiry's invalidation names no client.
+class TrackingServerChange {
+ public:
+  TrackingServerChange();
+  ~TrackingServerChange();
+  TrackingServerChange(const TrackingServerChange&) = delete;
+  TrackingServerChange& operator=(const TrackingServerChange&) = delete;
+
+ private:
+  bool saved_;
+};
 void tracking_note_flush();
 // serve_blocked() on the calling thread answered connection conn's blocked command b with
 // reply while clients track: flush() posts the reply to conn's worker with conn's invalidations

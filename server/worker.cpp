@@ -455,7 +455,6 @@ void Worker::run() {
     }
     if (tracking_pending() || server_.tracking().broadcast_pending()) {  // expired keys
       broadcast_tracking();
-      tracking_flush(server_, *this, 0);
       if (!touched_.empty()) flush_touched();
     }
     if (const std::int64_t m = migrate_idle_deadline_ms(); m >= 0 && m <= now)
@@ -920,6 +919,7 @@ void Worker::close_connection(Connection* c) {
 }
 
 void Worker::broadcast_tracking() {
+  if (tracking_pending()) tracking_flush(server_, *this, 0);  // notes of no command: the sweep's
   if (!server_.tracking().broadcast_pending()) return;
   server_.tracking().broadcast(server_);
   tracking_flush(server_, *this, 0);

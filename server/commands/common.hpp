@@ -47,6 +47,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
 
 // Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
 inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
+  const TrackingServerChange by_server;  // the invalidation names no client (NOLOOP)
   bool removed = false;
   ks.update(key, [&](const Value* v) {
     removed = v != nullptr && v->expired_at(now_ms);

@@ -525,6 +525,42 @@ TEST_CASE("A RESP2 client redirects invalidations to a __redis__:invalidate subs
   CHECK(mine == redirect_scenario(redis.port()));
 }
 
+// Expired keys under NOLOOP: the expiry's invalidation names no client, so the client that wrote
+// the key still hears of its expiry, whether the active sweep removes it (with no command running
+// afterwards: also after an EXEC, whose commands all see the time it started) or a read of the
+// same client finds it expired.
+std::string expiry_scenario(int port) {
+  Conn a(port), r(port);
+  std::string t;
+  r.call({"HELLO", "3"});
+  a.call({"HELLO", "3"});
+  const std::string rid = id_of(r);
+  const std::map<std::string, std::string> ids{{rid, "redirect"}};
+  t += a.call({"CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", rid, "NOLOOP"});
+  t += a.call({"SET", "ekey", "v", "PX", "1"});
+  t += a.call({"SET", "ekeyother", "v"});
+  // The sweep's message comes on its own: nothing else is sent until it has (or 3 s passed).
+  t += "|active " + r.next(3000) + "|";
+  t += a.call({"CLIENT", "TRACKING", "off"});
+  t += a.call({"CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", rid, "NOLOOP"});
+  t += a.call({"MULTI"});
+  t += a.call({"SET", "lkey", "v", "PX", "1"});
+  t += a.call({"SET", "lkeyother", "v"});
+  t += a.call({"DEBUG", "SLEEP", "0.05"});
+  t += a.call({"GET", "lkey"});
+  t += a.call({"EXEC"});
+  t += "|exec " + r.next(3000) + r.drain(kQuietMs) + "|";
+  // With the active sweep off, only the writer's own read removes the key.
+  t += a.call({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
+  t += a.call({"SET", "lkey", "v", "PX", "1"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  t += a.call({"GET", "lkey"});
+  t += "|lazy " + r.next(3000) + r.drain(kQuietMs) + "|";
+  t += a.call({"DEBUG", "SET-ACTIVE-EXPIRE", "1"});
+  t += a.call({"CLIENT", "TRACKING", "off"});
+  return scrub(t, ids);
+}
+
 TEST_CASE("BCAST prefixes, NOLOOP, OPTIN and OPTOUT select what is sent as in Redis") {
   const std::string mine = modes_scenario(server().port());
   const bool bcast_ok =
@@ -541,6 +577,18 @@ TEST_CASE("BCAST prefixes, NOLOOP, OPTIN and OPTOUT select what is sent as in Re
   kvtest::RedisProcess redis;
   if (!redis.running()) return;
   CHECK(mine == modes_scenario(redis.port()));
+}
+
+TEST_CASE("Under NOLOOP, a client hears of the expiry of keys it wrote, actively or lazily") {
+  kvtest::ServerProcess kv({"--threads", "2", "--enable-debug-command", "yes"});
+  REQUIRE(kv.running());
+  const std::string mine = expiry_scenario(kv.port());
+  CHECK(mine.find("|active " + push_invalidate({"ekey"}) + "|") != std::string::npos);
+  CHECK(mine.find("|exec " + push_invalidate({"lkey"}) + "|") != std::string::npos);
+  CHECK(mine.find("|lazy " + push_invalidate({"lkey"}) + "|") != std::string::npos);
+  kvtest::RedisProcess redis({"--enable-debug-command", "yes"});
+  if (!redis.running()) return;
+  CHECK(mine == expiry_scenario(redis.port()));
 }
 
 TEST_CASE("A script's read remembers the keys the script declared, not the keys it read") {
