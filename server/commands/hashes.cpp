@@ -21,6 +21,7 @@
 
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
+#include "server/commands/scan_args.hpp"
 #include "server/commands/value_types.hpp"
 
 namespace kvlab::server {
@@ -310,33 +311,13 @@ void hrandfield_cmd(CommandContext& ctx) {
 
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void hscan_cmd(CommandContext& ctx) {
-  std::uint64_t cursor = 0;
-  if (!parse_scan_cursor(ctx.arg(2), &cursor)) {
-    ctx.reply.error(err::kInvalidCursor);
-    return;
-  }
-  std::string_view pattern;
-  bool has_pattern = false, novalues = false;
-  std::int64_t count = 10;
-  std::string_view error;
-  for (std::size_t i = 3; i < ctx.argc() && error.empty(); ++i) {
-    const std::string_view a = ctx.arg(i);
-    const bool more = i + 1 < ctx.argc();
-    if (iequals(a, "count") && more) {
-      if (!parse_i64(ctx.arg(++i), &count)) {
-        error = err::kNotInteger;
-      } else if (count < 1) {
-        error = err::kSyntax;
-      }
-    } else if (iequals(a, "match") && more) {
-      pattern = ctx.arg(++i);
-      has_pattern = pattern != "*";
-    } else if (iequals(a, "novalues")) {
-      novalues = true;
-    } else {
-      error = err::kSyntax;
-    }
-  }
+  ScanArgs args;
+  if (!parse_scan_cursor_arg(ctx, 2, &args)) return;
+  const std::string_view error = scan_options_error(ctx, 3, kScanNoValues, &args);
+  const std::uint64_t cursor = args.cursor;
+  const std::string_view pattern = args.pattern;
+  const bool has_pattern = args.has_pattern, novalues = args.novalues;
+  const std::int64_t count = static_cast<std::int64_t>(args.count);
   const Access a = read_container<HashObject>(ctx, ctx.arg(1), [&](const Hash& h) {
     if (!error.empty()) {
       ctx.reply.error(error);

@@ -25,6 +25,7 @@
 
 #include "server/blocking.hpp"
 #include "server/commands/common.hpp"
+#include "server/commands/scan_args.hpp"
 #include "server/commands/set_types.hpp"
 #include "server/commands/stream.hpp"
 #include "server/commands/value_types.hpp"
@@ -273,38 +274,13 @@ void rebuild_scan(CommandContext& ctx, std::uint64_t from) {
 }
 
 void scan_cmd(CommandContext& ctx) {
-  std::uint64_t cursor = 0;
-  if (!parse_scan_cursor(ctx.arg(1), &cursor)) {
-    ctx.reply.error(err::kInvalidCursor);
+  ScanArgs args;
+  if (!parse_scan_cursor_arg(ctx, 1, &args) || !parse_scan_options(ctx, 2, kScanType, &args))
     return;
-  }
-  std::string_view pattern;
-  std::string_view type;
-  bool has_pattern = false, has_type = false;
-  std::int64_t count = 10;
-  for (std::size_t i = 2; i < ctx.argc(); i += 2) {
-    const std::string_view a = ctx.arg(i);
-    if (i + 1 >= ctx.argc()) {
-      ctx.reply.error(err::kSyntax);
-      return;
-    }
-    if (iequals(a, "count")) {
-      if (!arg_i64(ctx, ctx.arg(i + 1), &count)) return;
-      if (count < 1) {
-        ctx.reply.error(err::kSyntax);
-        return;
-      }
-    } else if (iequals(a, "match")) {
-      pattern = ctx.arg(i + 1);
-      has_pattern = pattern != "*";
-    } else if (iequals(a, "type")) {
-      type = ctx.arg(i + 1);
-      has_type = true;
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return;
-    }
-  }
+  const std::uint64_t cursor = args.cursor;
+  const std::string_view pattern = args.pattern, type = args.type;
+  const bool has_pattern = args.has_pattern, has_type = args.has_type;
+  const std::int64_t count = static_cast<std::int64_t>(args.count);
   auto& sc = ctx.conn.scan;
   if (!sc.valid || sc.cursor != cursor) {
     if (!can_walk(ctx)) return;

@@ -17,7 +17,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/command.hpp"
 #include "server/commands/zset.hpp"
 #include "server/container.hpp"
 #include "server/dense_index.hpp"
@@ -106,19 +105,6 @@ inline SetObject* clone_set(SetObject& src) {
 inline ZSetObject* clone_zset(ZSetObject& src) {
   return src.clone([](const ZSet& from, ZSet& to) { to.copy_from(from); });
 }
-
-// SSCAN/ZSCAN arguments: key cursor [MATCH pattern] [COUNT count].
-struct ScanArgs {
-  std::uint64_t cursor = 0;
-  std::uint64_t count = 10;
-  std::string_view pattern;
-  bool has_pattern = false;
-};
-// Redis's order: the cursor (argv[2]) is parsed first, then the key is looked up (a missing key
-// answers an empty scan, another type WRONGTYPE), and only then the options (argv[3...]). Each
-// replies "ERR invalid cursor" or a syntax/integer error and returns false. (Defined in sets.cpp.)
-bool parse_scan_cursor_arg(CommandContext& ctx, ScanArgs* a);
-bool parse_scan_options(CommandContext& ctx, ScanArgs* a);
 
 // Whether Redis 7.0 would keep s as an intset: at most set-max-intset-entries members, each an
 // integer (encoding_limits()). If so and values is not null, *values gets the members' values in

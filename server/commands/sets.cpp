@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "server/commands/containers.hpp"
+#include "server/commands/scan_args.hpp"
 #include "server/commands/set_types.hpp"
 
 namespace kvlab::server {
@@ -389,49 +390,13 @@ void smove_cmd(CommandContext& ctx) {
   ctx.reply.integer(1);
 }
 
-}  // namespace
-
-bool parse_scan_cursor_arg(CommandContext& ctx, ScanArgs* a) {
-  if (parse_scan_cursor(ctx.arg(2), &a->cursor)) return true;
-  ctx.reply.error(err::kInvalidCursor);
-  return false;
-}
-
-bool parse_scan_options(CommandContext& ctx, ScanArgs* a) {
-  for (std::size_t i = 3; i < ctx.argc(); i += 2) {
-    const std::string_view opt = ctx.arg(i);
-    if (i + 1 >= ctx.argc()) {
-      ctx.reply.error(err::kSyntax);
-      return false;
-    }
-    if (iequals(opt, "count")) {
-      std::int64_t count = 0;
-      if (!arg_i64(ctx, ctx.arg(i + 1), &count)) return false;
-      if (count < 1) {
-        ctx.reply.error(err::kSyntax);
-        return false;
-      }
-      a->count = static_cast<std::uint64_t>(count);
-    } else if (iequals(opt, "match")) {
-      a->pattern = ctx.arg(i + 1);
-      a->has_pattern = a->pattern != "*";
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return false;
-    }
-  }
-  return true;
-}
-
-namespace {
-
 // SSCAN key cursor [MATCH pattern] [COUNT count]: positions are visited from high to low (see
 // MemberSet); the cursor is the position below which nothing has been visited yet.
 void sscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
-  if (!parse_scan_cursor_arg(ctx, &sa)) return;
+  if (!parse_scan_cursor_arg(ctx, 2, &sa)) return;
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
-    if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
+    if (!parse_scan_options(ctx, 3, kScanMatchCount, &sa)) return;  // after the key's lookup and type, as Redis
     std::vector<const std::string*> out;
     std::size_t pos = 0;
     if (const std::vector<std::uint32_t> order = intset_order(s); !order.empty()) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "server/commands/containers.hpp"
+#include "server/commands/scan_args.hpp"
 #include "server/commands/set_types.hpp"
 
 namespace kvlab::server {
@@ -578,9 +579,9 @@ void zpopmax_cmd(CommandContext& ctx) {
 // keep in a listpack is answered whole.
 void zscan_cmd(CommandContext& ctx) {
   ScanArgs sa;
-  if (!parse_scan_cursor_arg(ctx, &sa)) return;
+  if (!parse_scan_cursor_arg(ctx, 2, &sa)) return;
   const Access a = read_container<ZSetObject>(ctx, ctx.arg(1), [&](const ZSet& z) {
-    if (!parse_scan_options(ctx, &sa)) return;  // after the key's lookup and type, as Redis
+    if (!parse_scan_options(ctx, 3, kScanMatchCount, &sa)) return;  // after the key's lookup and type, as Redis
     std::vector<const Node*> out;
     std::size_t pos = 0;
     if (z.listpack()) {
