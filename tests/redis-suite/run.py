@@ -666,9 +666,8 @@ def merge(into, run):
 def slow(opts, r_us, k_us):
     """A test both servers pass counts as failed on kvlab when it took more than slow_factor times
     Redis's time. Times below slow_floor_ms count as slow_floor_ms: a test of a few hundred
-    microseconds is one scheduling delay away from any ratio on a shared machine, and one of the
-    framework's 100 ms polls (wait_for_blocked_client finds the blocked client on its second look
-    when that client's command runs on another worker a little later) is not slowness either."""
+    microseconds is one scheduling delay away from any ratio on a shared machine. The times
+    exclude the first retry delay of each wait_for_condition (record.tcl says why)."""
     floor = opts.slow_floor_ms * 1000
     return k_us > opts.slow_factor * max(r_us, floor)
 
