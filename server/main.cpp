@@ -18,10 +18,10 @@
 
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
-#include "server/command.hpp"
+#include "server/core/command.hpp"
 #include "server/commands/config.hpp"
-#include "server/keyspace_factory.hpp"
-#include "server/server.hpp"
+#include "server/data/keyspace_factory.hpp"
+#include "server/net/server.hpp"
 #include "structures/registry.hpp"
 
 #ifdef KVLAB_SERVER_HAVE_TOPO

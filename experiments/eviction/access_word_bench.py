@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GET/SET cost of keeping the access word (OBJECT IDLETIME/FREQ; server/eviction.hpp).
+"""GET/SET cost of keeping the access word (OBJECT IDLETIME/FREQ; server/features/eviction.hpp).
 
 Usage: BEFORE=old/kvlab-server AFTER=new/kvlab-server access_word_bench.py RUNS N
 Each run starts each binary (alternating which goes first) with --threads 1 on a free loopback

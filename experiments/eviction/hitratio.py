@@ -141,7 +141,7 @@ def main():
                                 "", "--appendonly", "no"]
                     if srv not in sizing:
                         # kvlab counts used_memory only once a maxmemory is set (before, INFO
-                        # shows RSS: server/memory.hpp), so its sizing run sets one that never
+                        # shows RSS: server/util/memory.hpp), so its sizing run sets one that never
                         # binds, to measure what the limited runs will count.
                         sizing_argv = argv + (["--maxmemory", str(1 << 40)] if srv == "kvlab"
                                               else [])

@@ -21,8 +21,8 @@
 #include "kvlab_config.hpp"
 #include "kvlab_git.hpp"
 #include "server/commands/common.hpp"
-#include "server/memory.hpp"
-#include "server/scripting.hpp"
+#include "server/util/memory.hpp"
+#include "server/features/scripting.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -575,7 +575,7 @@ const CommandSpec kClientSubcommands[] = {
      "Instruct the server whether to reply to commands", "ON|OFF|SKIP", "3.2.0"},
     {"help", 2, kLoading | kStale, client_help_cmd, 0, 0, 0, "connection",
      "Show helpful text about the different subcommands", "", "5.0.0"},
-    // Client-side caching (server/tracking.hpp, commands/tracking.cpp). TRACKING runs as a
+    // Client-side caching (server/features/tracking.hpp, commands/tracking.cpp). TRACKING runs as a
     // keyspace-wide operation: that orders it with every write (tracking.hpp, thread safety).
     {"tracking", -3, kLoading | kStale | kKeyspaceWide, client_tracking_cmd, 0, 0, 0, "connection",
      "Enable or disable server assisted client side caching support",
@@ -910,7 +910,7 @@ std::string info_text(CommandContext& ctx, const std::vector<std::string>& wante
         << "pubsub_clients:" << pubsub_clients << "\r\n";
     } else if (n == "memory") {
       const std::size_t rss = memory::rss_bytes();
-      // used_memory counts what operator new and the pool's large blocks hold (server/memory.hpp),
+      // used_memory counts what operator new and the pool's large blocks hold (server/util/memory.hpp),
       // as Redis's zmalloc counts, whichever allocator is linked; maxmemory compares with it.
       const std::size_t used = memory::used_bytes();
       const std::uint64_t maxmem = s.eviction().maxmemory();

@@ -1,12 +1,12 @@
 // Blocking pops: BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, and the
-// serving of blocked clients (see server/blocking.hpp for the protocol).
+// serving of blocked clients (see server/core/blocking.hpp for the protocol).
 //
 // Every blocking command escalates over its keys (kEscalate): it looks at its keys in order and
 // pops from the first that has something (WRONGTYPE at the first key of another type, as Redis);
 // when none has, it registers as a waiter, unless it runs inside MULTI/EXEC, where it answers the
 // timeout reply at once. A waiter is served with the same pop on the key that became ready, and
 // answers the same reply it would have given at once.
-#include "server/blocking.hpp"
+#include "server/core/blocking.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "server/cluster.hpp"
+#include "server/features/cluster.hpp"
 #include "server/commands/containers.hpp"
-#include "server/commands/set_types.hpp"
-#include "server/commands/value_types.hpp"
-#include "server/monitor.hpp"
-#include "server/tracking.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/value_types.hpp"
+#include "server/features/monitor.hpp"
+#include "server/features/tracking.hpp"
 
 namespace kvlab::server {
 

@@ -1,19 +1,19 @@
-// Cluster commands (server/cluster.hpp): CLUSTER INFO, MYID, SLOTS, SHARDS, NODES, KEYSLOT,
+// Cluster commands (server/features/cluster.hpp): CLUSTER INFO, MYID, SLOTS, SHARDS, NODES, KEYSLOT,
 // COUNTKEYSINSLOT, GETKEYSINSLOT, HELP; ASKING, READONLY, READWRITE; and the manager's
 // KVLAB CLUSTER CONFIG <json> / KVLAB CLUSTER GETCONFIG. Replies follow Redis 7.0 (cluster.c);
 // the redirection itself (MOVED, CROSSSLOT) happens in dispatch (command_table.cpp).
 //
 // COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(keys)); there is no per-slot index.
-#include "server/cluster.hpp"
+#include "server/features/cluster.hpp"
 
 #include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "server/cluster_migration.hpp"
+#include "server/features/cluster_migration.hpp"
 #include "server/commands/common.hpp"
-#include "server/worker.hpp"
+#include "server/net/worker.hpp"
 
 namespace kvlab::server {
 namespace {

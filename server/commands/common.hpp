@@ -12,14 +12,14 @@
 #include <span>
 #include <string_view>
 
-#include "server/command.hpp"
-#include "server/db.hpp"
-#include "server/errors.hpp"
-#include "server/notify.hpp"
-#include "server/object.hpp"
-#include "server/server.hpp"
-#include "server/strings_util.hpp"
-#include "server/worker.hpp"
+#include "server/core/command.hpp"
+#include "server/core/db.hpp"
+#include "server/protocol/errors.hpp"
+#include "server/features/notify.hpp"
+#include "server/data/object.hpp"
+#include "server/net/server.hpp"
+#include "server/util/strings_util.hpp"
+#include "server/net/worker.hpp"
 
 namespace kvlab::server {
 

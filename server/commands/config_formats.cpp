@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "server/commands/config_table.hpp"
-#include "server/strings_util.hpp"
+#include "server/util/strings_util.hpp"
 
 namespace kvlab::server::config {
 

@@ -24,17 +24,17 @@
 #include <string>
 #include <vector>
 
-#include "server/command.hpp"
+#include "server/core/command.hpp"
 #include "server/commands/config_table.hpp"
-#include "server/encoding_limits.hpp"
-#include "server/eviction.hpp"
-#include "server/memory.hpp"
-#include "server/monitor.hpp"
-#include "server/notify.hpp"
-#include "server/scripting.hpp"
-#include "server/server.hpp"
-#include "server/strings_util.hpp"
-#include "server/tracking.hpp"
+#include "server/data/encoding_limits.hpp"
+#include "server/features/eviction.hpp"
+#include "server/util/memory.hpp"
+#include "server/features/monitor.hpp"
+#include "server/features/notify.hpp"
+#include "server/features/scripting.hpp"
+#include "server/net/server.hpp"
+#include "server/util/strings_util.hpp"
+#include "server/features/tracking.hpp"
 
 namespace kvlab::server::config {
 namespace {

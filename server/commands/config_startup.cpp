@@ -12,9 +12,9 @@
 
 #include "server/commands/config.hpp"
 #include "server/commands/config_table.hpp"
-#include "server/resp_parser.hpp"
-#include "server/server.hpp"
-#include "server/strings_util.hpp"
+#include "server/protocol/resp_parser.hpp"
+#include "server/net/server.hpp"
+#include "server/util/strings_util.hpp"
 
 namespace kvlab::server {
 

@@ -1,5 +1,5 @@
 // The access protocol for container values (lists, sets, hashes, sorted sets), shared by their
-// command families. See server/container.hpp for why it is safe.
+// command families. See server/data/container.hpp for why it is safe.
 //
 //   read_container<C>(ctx, key, fn)            fn(const Data&) under the container's lock
 //   write_container<C>(ctx, key, create, fn)   fn(Data&) under the lock; creates the key first when
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
-#include "server/container.hpp"
+#include "server/data/container.hpp"
 
 namespace kvlab::server {
 

@@ -40,15 +40,15 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
-#include "server/commands/set_types.hpp"
-#include "server/commands/stream.hpp"
-#include "server/commands/value_types.hpp"
-#include "server/commands/zset.hpp"
-#include "server/container.hpp"
-#include "server/eviction.hpp"
-#include "server/rdb.hpp"
-#include "server/scripting.hpp"
-#include "server/sha1.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/stream.hpp"
+#include "server/data/value_types.hpp"
+#include "server/data/zset.hpp"
+#include "server/data/container.hpp"
+#include "server/features/eviction.hpp"
+#include "server/data/rdb.hpp"
+#include "server/features/scripting.hpp"
+#include "server/util/sha1.hpp"
 
 namespace kvlab::server {
 namespace {

@@ -1,4 +1,4 @@
-// DUMP, RESTORE and RESTORE-ASKING: a value in Redis's RDB encoding (server/rdb.hpp), so that
+// DUMP, RESTORE and RESTORE-ASKING: a value in Redis's RDB encoding (server/data/rdb.hpp), so that
 // values of every type, streams included, move between kvlab-server and redis-server 7.0 with DUMP
 // on one side and RESTORE on the other.
 //
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "server/commands/common.hpp"
-#include "server/container.hpp"
-#include "server/rdb.hpp"
+#include "server/data/container.hpp"
+#include "server/data/rdb.hpp"
 
 namespace kvlab::server {
 namespace {

@@ -1,6 +1,6 @@
 // The geo family: GEOADD, GEOPOS, GEODIST, GEOHASH, GEOSEARCH, GEOSEARCHSTORE, GEORADIUS,
 // GEORADIUSBYMEMBER and the two _RO forms, on sorted sets as Redis 7.0 keeps them: a member's
-// score is the 52-bit geohash of its position (server/commands/geohash.hpp), so ZRANGE, ZREM and
+// score is the 52-bit geohash of its position (server/data/geohash.hpp), so ZRANGE, ZREM and
 // the rest of the sorted-set family work on geo keys, and GEOPOS decodes any score ZADD stored.
 //
 // Replies follow Redis 7.0 byte for byte, including what Redis leaves to its implementation:
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "server/commands/containers.hpp"
-#include "server/commands/geohash.hpp"
-#include "server/commands/set_types.hpp"
+#include "server/data/geohash.hpp"
+#include "server/data/set_types.hpp"
 
 namespace kvlab::server {
 namespace {

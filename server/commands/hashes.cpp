@@ -1,7 +1,7 @@
 // The hash family: HSET/HMSET/HSETNX, HGET/HMGET, HDEL, HGETALL/HKEYS/HVALS, HLEN, HEXISTS,
 // HSTRLEN, HINCRBY, HINCRBYFLOAT, HRANDFIELD and HSCAN.
 //
-// A hash is a HashObject (server/commands/value_types.hpp): HashFields (server/hash_fields.hpp)
+// A hash is a HashObject (server/data/value_types.hpp): HashFields (server/data/hash_fields.hpp)
 // behind the container's mutex, reached only through server/commands/containers.hpp. Every command
 // touches one key and is one read_container/write_container call, so it is atomic on its key
 // (HINCRBY from many clients never loses an increment); a hash whose last field is deleted
@@ -22,7 +22,7 @@
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/scan_args.hpp"
-#include "server/commands/value_types.hpp"
+#include "server/data/value_types.hpp"
 
 namespace kvlab::server {
 namespace {

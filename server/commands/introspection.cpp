@@ -1,7 +1,7 @@
 // Introspection commands that tools read: SLOWLOG, LATENCY and MEMORY (Redis 7.0 replies).
 //
 // The slow log and latency monitor themselves (what is timed, how, and their locks) live in
-// server/monitor.{hpp,cpp}; this file formats them.
+// server/features/monitor.{hpp,cpp}; this file formats them.
 //
 // MEMORY USAGE is kvlab's own estimate of the bytes a key costs in kvlab, not Redis's figure
 // (kvlab has no listpacks or intsets; see memory_usage_estimate()). MEMORY STATS uses Redis's
@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "server/memory.hpp"
+#include "server/util/memory.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
-#include "server/commands/stream.hpp"
-#include "server/commands/set_types.hpp"
-#include "server/commands/value_types.hpp"
-#include "server/monitor.hpp"
+#include "server/data/stream.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/value_types.hpp"
+#include "server/features/monitor.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -427,7 +427,7 @@ std::uint64_t sampled(It begin, It end, std::size_t count, std::int64_t samples,
 //           average at p = 1/4, allocated) + an index node (next pointer, view, node pointer: 32
 //           bytes, allocated) + a bucket pointer + a slot pointer + the member's heap buffer.
 // Elements are sampled as Redis samples them (SAMPLES, default 5; 0: all). Outside the anonymous
-// namespace: maxmemory's baseline sums it over the keyspace (server/eviction.cpp).
+// namespace: maxmemory's baseline sums it over the keyspace (server/features/eviction.cpp).
 }  // namespace
 
 std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::int64_t samples) {
@@ -542,7 +542,7 @@ void memory_usage_cmd(CommandContext& ctx) {
 
 constexpr bool kGlibcMalloc = std::string_view(KVLAB_SERVER_MALLOC) == "libc";
 
-// What the program holds allocated: the same figure as INFO's used_memory (server/memory.hpp).
+// What the program holds allocated: the same figure as INFO's used_memory (server/util/memory.hpp).
 std::uint64_t allocated_now() { return memory::used_bytes(); }
 
 // Taken when the server first initializes this file's statics (before any client connects).

@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "server/blocking.hpp"
+#include "server/core/blocking.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/scan_args.hpp"
-#include "server/commands/set_types.hpp"
-#include "server/commands/stream.hpp"
-#include "server/commands/value_types.hpp"
-#include "server/container.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/stream.hpp"
+#include "server/data/value_types.hpp"
+#include "server/data/container.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -78,7 +78,7 @@ std::string_view type_name(ObjectType t) {
   return "none";
 }
 
-// "none" for a container that was emptied and is being unlinked (see server/container.hpp).
+// "none" for a container that was emptied and is being unlinked (see server/data/container.hpp).
 std::string_view value_type_name(const Value& v) {
   if (live_container_is_dead(v)) return "none";
   return type_name(v.obj->type());
@@ -593,7 +593,7 @@ void object_encoding_cmd(CommandContext& ctx) {
   if (object_lookup(ctx, &v)) ctx.reply.bulk(container_encoding(v.obj));
 }
 
-// The access word (server/eviction.hpp): FREQ answers the decayed LFU counter under an LFU
+// The access word (server/features/eviction.hpp): FREQ answers the decayed LFU counter under an LFU
 // policy, IDLETIME the seconds since the last access under the others (Redis's errors otherwise).
 // SIEVE and S3-FIFO keep a read count in the word: neither is tracked there.
 constexpr std::string_view kIdletimeNotTracked =

@@ -1,7 +1,7 @@
 // The list family: LPUSH/RPUSH(X), LPOP/RPOP, LLEN, LRANGE, LINDEX, LSET, LREM, LTRIM, LPOS,
 // LINSERT, LMOVE, RPOPLPUSH and LMPOP.
 //
-// A list is a ListObject (server/commands/value_types.hpp): a std::deque<std::string> behind the
+// A list is a ListObject (server/data/value_types.hpp): a std::deque<std::string> behind the
 // container's mutex, reached only through server/commands/containers.hpp. Every single-key command
 // is one read_container/write_container call, hence atomic on its key; an emptied list disappears
 // (the protocol unlinks it). Handlers reply from inside the access function when that avoids a
@@ -24,7 +24,7 @@
 
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
-#include "server/commands/value_types.hpp"
+#include "server/data/value_types.hpp"
 
 namespace kvlab::server {
 namespace {

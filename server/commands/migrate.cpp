@@ -30,11 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "server/cluster.hpp"
+#include "server/features/cluster.hpp"
 #include "server/commands/common.hpp"
-#include "server/container.hpp"
-#include "server/rdb.hpp"
-#include "server/server.hpp"
+#include "server/data/container.hpp"
+#include "server/data/rdb.hpp"
+#include "server/net/server.hpp"
 
 #if KVLAB_SERVER_HAVE_HIREDIS
 #include <hiredis/hiredis.h>

@@ -1,19 +1,19 @@
 // Pub/sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH, the sharded
 // SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH, PUBSUB CHANNELS / NUMSUB / NUMPAT / SHARDCHANNELS /
 // SHARDNUMSUB / HELP, and RESET (which leaves subscriber mode). Replies are Redis 7's RESP2
-// arrays; the registry, frames and cross-worker delivery live in server/pubsub.{hpp,cpp}.
+// arrays; the registry, frames and cross-worker delivery live in server/features/pubsub.{hpp,cpp}.
 //
 // A connection's subscriptions change only on its own worker (these handlers), together with
 // the process-wide registry (pubsub.hpp, invariant 1). While a connection holds any
 // subscription, dispatch() allows only the commands flagged kSubscriberContext.
-#include "server/pubsub.hpp"
+#include "server/features/pubsub.hpp"
 
 #include <string>
 #include <vector>
 
 #include "server/commands/common.hpp"
-#include "server/session.hpp"
-#include "server/tracking.hpp"
+#include "server/net/session.hpp"
+#include "server/features/tracking.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -203,7 +203,7 @@ void pubsub_container(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("pubsub"));
 }
 
-// RESET: back to a fresh connection's state (server/session.hpp), answered in RESP2.
+// RESET: back to a fresh connection's state (server/net/session.hpp), answered in RESP2.
 void reset_cmd(CommandContext& ctx) {
   reset_client(ctx.server, ctx.worker.index(), ctx.conn);
   ctx.reply.set_proto(2);

@@ -1,12 +1,12 @@
 // Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO, SCRIPT and FUNCTION, as Redis 7.0
-// (the engine is server/scripting.cpp).
+// (the engine is server/features/scripting.cpp).
 //
 // The script-running rows declare their keys (the numkeys form after the script/function name)
 // and carry kEscalate, so that dispatch() runs the whole script as one escalated operation over
 // exactly its KEYS, even a single key; kScript makes it escalate over the whole keyspace when the
 // server runs with --lua-undeclared-keys yes. SCRIPT and FUNCTION have no keys: they are never
 // held by the gate, so SCRIPT KILL reaches a running script from any worker.
-#include "server/scripting.hpp"
+#include "server/features/scripting.hpp"
 
 #include "server/commands/common.hpp"
 

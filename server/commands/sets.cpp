@@ -17,7 +17,7 @@
 
 #include "server/commands/containers.hpp"
 #include "server/commands/scan_args.hpp"
-#include "server/commands/set_types.hpp"
+#include "server/data/set_types.hpp"
 
 namespace kvlab::server {
 namespace {

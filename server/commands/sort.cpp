@@ -36,10 +36,10 @@
 
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
-#include "server/commands/set_types.hpp"
-#include "server/commands/value_types.hpp"
-#include "server/container.hpp"
-#include "server/scripting.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/value_types.hpp"
+#include "server/data/container.hpp"
+#include "server/features/scripting.hpp"
 
 namespace kvlab::server {
 namespace {

@@ -1,7 +1,7 @@
 // The stream family: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XINFO STREAM and XREAD,
 // answering as Redis 7.0 does.
 //
-// A stream is a StreamObject (server/commands/stream.hpp) behind the container's mutex, reached
+// A stream is a StreamObject (server/data/stream.hpp) behind the container's mutex, reached
 // through server/commands/containers.hpp. Unlike the other containers a stream stays when its
 // last entry goes (XDEL, XTRIM, XADD MAXLEN 0): Stream::empty() means "not created yet", so the
 // protocol removes only a stream that a failed XADD created.
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "server/blocking.hpp"
+#include "server/core/blocking.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
-#include "server/commands/stream.hpp"
+#include "server/data/stream.hpp"
 
 namespace kvlab::server {
 namespace {

@@ -1,7 +1,7 @@
 // CLIENT TRACKING, CLIENT CACHING, CLIENT GETREDIR and CLIENT TRACKINGINFO (Redis 7.0,
 // networking.c): option parsing and the checks in Redis's order, with its error texts. The rows
-// live in admin.cpp's CLIENT subcommand table; the mechanism is server/tracking.hpp.
-#include "server/tracking.hpp"
+// live in admin.cpp's CLIENT subcommand table; the mechanism is server/features/tracking.hpp.
+#include "server/features/tracking.hpp"
 
 #include <string>
 #include <vector>

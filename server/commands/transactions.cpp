@@ -4,17 +4,17 @@
 //   and RESET (kTxControl) and answers +QUEUED; a command that fails to queue (unknown, wrong
 //   arity, not authenticated) makes EXEC answer EXECABORT.
 // - EXEC runs the queued commands as one escalated operation over all their keys and the watched
-//   ones (server/atomicity.hpp), so no other command sees or changes anything in between; a
+//   ones (server/core/atomicity.hpp), so no other command sees or changes anything in between; a
 //   queued command that walks the keyspace (KEYS, FLUSHALL) makes it an escalation over every key.
 //   Errors of single commands are replied in place and do not roll anything back.
-// - WATCH registers its keys inside an escalation (see server/db.hpp for why); EXEC answers a null
+// - WATCH registers its keys inside an escalation (see server/core/db.hpp for why); EXEC answers a null
 //   array when a watched key was touched since, or expired since it was watched.
 #include <string>
 #include <vector>
 
-#include "server/atomicity.hpp"
+#include "server/core/atomicity.hpp"
 #include "server/commands/common.hpp"
-#include "server/session.hpp"
+#include "server/net/session.hpp"
 
 namespace kvlab::server {
 

@@ -9,7 +9,7 @@
 // container built before publication; they are plain sequential code, and the atomicity layer
 // locks the keys their CommandSpec rows name (keys_after_numkeys for the numkeys forms).
 //
-// The payload is ZSet (server/commands/zset.hpp): a skiplist with span counts, so a rank, the
+// The payload is ZSet (server/data/zset.hpp): a skiplist with span counts, so a rank, the
 // first element of a score range and the element at an offset are all O(log N). Every command is
 // one read_container/write_container call (server/commands/containers.hpp), atomic on its key;
 // replies are written while the set is locked, so a range is a consistent snapshot.
@@ -25,7 +25,7 @@
 
 #include "server/commands/containers.hpp"
 #include "server/commands/scan_args.hpp"
-#include "server/commands/set_types.hpp"
+#include "server/data/set_types.hpp"
 
 namespace kvlab::server {
 namespace {

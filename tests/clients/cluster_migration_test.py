@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Live slot migration under write load (server/cluster_migration.hpp).
+"""Live slot migration under write load (server/features/cluster_migration.hpp).
 
 Three kvlab-server nodes (--cluster-mode yes) configured by `kvlab cluster create`. Writer threads,
 each with its own redis-py RedisCluster (which follows MOVED and ASK), INCR 10,000 keys that all

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Two live slot migrations at once in opposite directions (server/cluster_migration.hpp).
+"""Two live slot migrations at once in opposite directions (server/features/cluster_migration.hpp).
 
 Two kvlab-server nodes, A and B. One configuration, pushed the way `kvlab cluster reshard` pushes
 its own, holds two migrations: slots of A move to B while slots of B move to A. Writer threads

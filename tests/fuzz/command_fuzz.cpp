@@ -30,11 +30,11 @@
 #include <string_view>
 #include <vector>
 
-#include "server/command.hpp"
-#include "server/keyspace_factory.hpp"
-#include "server/server.hpp"
-#include "server/strings_util.hpp"
-#include "server/worker.hpp"
+#include "server/core/command.hpp"
+#include "server/data/keyspace_factory.hpp"
+#include "server/net/server.hpp"
+#include "server/util/strings_util.hpp"
+#include "server/net/worker.hpp"
 #include "structures/reclaim/epoch.hpp"
 #include "tests/fuzz/resp_reader.hpp"
 

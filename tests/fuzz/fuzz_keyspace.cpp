@@ -1,11 +1,11 @@
 // The keyspace factory of the libFuzzer build of command_fuzz (tests/fuzz/run.sh), in place of
-// server/keyspace_factory.cpp: the same two functions, with only the backends the target uses
+// server/data/keyspace_factory.cpp: the same two functions, with only the backends the target uses
 // (command_fuzz.cpp kBackends) and the default pub/sub inbox, so that the fuzz build does not
 // instantiate every libcds and TBB container (minutes of clang with ASan). Other names answer
 // nullptr, as unknown names do in the real factory. The g++ regression build links the real one.
 #include <optional>
 
-#include "server/keyspace_factory.hpp"
+#include "server/data/keyspace_factory.hpp"
 #include "structures/hash/cds_michael.hpp"
 #include "structures/hash/kvlab.hpp"
 #include "structures/hash/locked.hpp"

@@ -1,4 +1,4 @@
-// Fuzz target: the glob matcher (server/strings_util.hpp, glob_match) against a reference matcher.
+// Fuzz target: the glob matcher (server/util/strings_util.hpp, glob_match) against a reference matcher.
 //
 // Input: byte 0 bit 0 = nocase; bytes 1-2 (little endian, mod the bytes left + 1) = the pattern's
 // length; the pattern follows, then the text. Properties checked:
@@ -9,7 +9,7 @@
 //      last token back, decides the match. Both keep Redis's empty-text rule and its limit of 1000
 //      nested runs of '*'.
 //   2. The matcher's work (glob_match_counted) is at most (S + 1)(2P + 1) + P steps for a
-//      P-byte pattern and an S-byte text, the bound proved in server/strings_util.cpp; a matcher
+//      P-byte pattern and an S-byte text, the bound proved in server/util/strings_util.cpp; a matcher
 //      that backtracks exponentially or quadratically per position fails it at once.
 //   3. glob_match and glob_match_counted answer the same.
 #include <bitset>
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/strings_util.hpp"
+#include "server/util/strings_util.hpp"
 
 namespace {
 

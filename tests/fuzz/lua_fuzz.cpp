@@ -1,4 +1,4 @@
-// Fuzz target: generated Lua through EVAL, in the sandbox of server/lua_sandbox.hpp.
+// Fuzz target: generated Lua through EVAL, in the sandbox of server/features/lua_sandbox.hpp.
 //
 // Input: the script's text, as is (EVAL <input> 0). It runs through the real path of a
 // connection — RequestParser, dispatch(), the scripting handlers, redis.call into the keyspace —
@@ -26,13 +26,13 @@
 #include <string_view>
 #include <vector>
 
-#include "server/command.hpp"
-#include "server/keyspace_factory.hpp"
-#include "server/lua_sandbox.hpp"
-#include "server/scripting.hpp"
-#include "server/server.hpp"
-#include "server/strings_util.hpp"
-#include "server/worker.hpp"
+#include "server/core/command.hpp"
+#include "server/data/keyspace_factory.hpp"
+#include "server/features/lua_sandbox.hpp"
+#include "server/features/scripting.hpp"
+#include "server/net/server.hpp"
+#include "server/util/strings_util.hpp"
+#include "server/net/worker.hpp"
 #include "structures/reclaim/epoch.hpp"
 
 namespace {

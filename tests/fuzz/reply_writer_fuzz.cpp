@@ -1,4 +1,4 @@
-// Fuzz target: the reply writer (server/reply.hpp), every shape, in RESP2 and RESP3.
+// Fuzz target: the reply writer (server/protocol/reply.hpp), every shape, in RESP2 and RESP3.
 //
 // Input: byte 0 picks the starting protocol (bit 0: RESP3); the rest is a program. Each step
 // reads an opcode byte and its operands (lengths, integers, doubles, string bytes) from the
@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/buffer.hpp"
-#include "server/reply.hpp"
+#include "server/util/buffer.hpp"
+#include "server/protocol/reply.hpp"
 #include "tests/fuzz/resp_reader.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target: the RESP request parser (server/resp_parser.hpp) and its look-ahead key scanner.
+// Fuzz target: the RESP request parser (server/protocol/resp_parser.hpp) and its look-ahead key scanner.
 //
 // Input: byte 0 chooses whether the client is authenticated (bit 0) and seeds the chunking; the
 // rest is the byte stream a client sends. Properties checked, beyond "no crash, no out-of-bounds
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "server/resp_parser.hpp"
+#include "server/protocol/resp_parser.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // A small, strict RESP2/RESP3 reply reader for the fuzz targets, written apart from the server's
-// code so that it checks the writer (server/reply.hpp) instead of sharing its assumptions.
+// code so that it checks the writer (server/protocol/reply.hpp) instead of sharing its assumptions.
 //
 // read_frame() reads one complete frame at `pos` and advances it; it fails (returns false) on
 // anything that is not well-formed for the protocol version given: an unknown type byte, a RESP3

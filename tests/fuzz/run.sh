@@ -50,14 +50,14 @@ ldflags=(-fsanitize=fuzzer,address,undefined)
 
 # The server library without main.cpp and keyspace_factory.cpp (tests/fuzz/fuzz_keyspace.cpp
 # stands in for it), and the structures it needs (not registry.cpp: it instantiates every backend).
-server_srcs=($(cd "$root" && ls server/*.cpp server/commands/*.cpp |
-                grep -v -e '^server/main\.cpp$' -e '^server/keyspace_factory\.cpp$')
+server_srcs=($(cd "$root" && find server -name '*.cpp' | sort |
+                grep -v -e '^server/main\.cpp$' -e '^server/data/keyspace_factory\.cpp$')
   structures/common/cds_runtime.cpp structures/common/hash.cpp structures/common/pool.cpp
   structures/reclaim/epoch.cpp tests/fuzz/fuzz_keyspace.cpp)
 declare -A sources=(
-  [resp_parser]="tests/fuzz/resp_parser_fuzz.cpp server/resp_parser.cpp server/strings_util.cpp"
-  [reply_writer]="tests/fuzz/reply_writer_fuzz.cpp server/strings_util.cpp"
-  [glob]="tests/fuzz/glob_fuzz.cpp server/strings_util.cpp"
+  [resp_parser]="tests/fuzz/resp_parser_fuzz.cpp server/protocol/resp_parser.cpp server/util/strings_util.cpp"
+  [reply_writer]="tests/fuzz/reply_writer_fuzz.cpp server/util/strings_util.cpp"
+  [glob]="tests/fuzz/glob_fuzz.cpp server/util/strings_util.cpp"
   [command]="tests/fuzz/command_fuzz.cpp ${server_srcs[*]}"
   [lua]="tests/fuzz/lua_fuzz.cpp ${server_srcs[*]}"
 )

@@ -77,7 +77,7 @@ def with_password(ctx, which, fn):
 
 
 @advisory("CVE-2025-21605", "Redis 7.4.3, 7.2.8, 6.2.18 / Valkey 8.1.1 (Debian's 7.0.15 patch)",
-          "server/worker.cpp enforce_obuf_limit")
+          "server/net/worker.cpp enforce_obuf_limit")
 def case_unauthenticated_output_buffer(ctx):
     """A client that never authenticates and never reads its NOAUTH errors is closed after a
     few KiB of replies, on both servers; before, kvlab held up to its 4 MiB read pause for it,
@@ -120,7 +120,7 @@ def case_unauthenticated_output_buffer(ctx):
     expect(grown < 64 * MiB, "50 unauthenticated non-readers grew RSS by %.1f MiB" % (grown / MiB))
 
 
-@advisory("CVE-2021-32675", "Redis 6.2.6, 6.0.16, 5.0.14", "server/resp_parser.cpp")
+@advisory("CVE-2021-32675", "Redis 6.2.6, 6.0.16, 5.0.14", "server/protocol/resp_parser.cpp")
 def case_unauthenticated_multibulk_and_bulk_length(ctx):
     """Before authentication a request may announce at most 10 arguments and 16 KiB per
     argument; larger announcements answer Redis's protocol errors and close, and no memory is
@@ -184,7 +184,7 @@ def case_unauthenticated_multibulk_and_bulk_length(ctx):
     expect(ctx.kv.cmd("PING") == "PONG", "the server answers")
 
 
-@advisory("hostile client: query buffer", "-", "server/worker.cpp on_event")
+@advisory("hostile client: query buffer", "-", "server/net/worker.cpp on_event")
 def case_query_buffer_limit(ctx):
     """A client whose unparsed input passes client-query-buffer-limit is closed (as in Redis);
     arguments below the limit still work, and others are answered meanwhile."""
@@ -209,7 +209,7 @@ def case_query_buffer_limit(ctx):
         trigger(ctx.redis, ctx.redis_proc.port)
 
 
-@advisory("hostile client: client memory", "-", "server/worker.cpp evict_clients")
+@advisory("hostile client: client memory", "-", "server/net/worker.cpp evict_clients")
 def case_maxmemory_clients_evicts_the_largest(ctx):
     """maxmemory-clients (Redis 7.0's client eviction): clients that grow their query or output
     buffers are evicted, largest first, until the clients' memory is under the limit; a client
@@ -247,7 +247,7 @@ def case_maxmemory_clients_evicts_the_largest(ctx):
         trigger(ctx.redis, ctx.redis_proc.port)
 
 
-@advisory("hostile client: output buffer", "-", "server/worker.cpp enforce_obuf_limit")
+@advisory("hostile client: output buffer", "-", "server/net/worker.cpp enforce_obuf_limit")
 def case_normal_output_buffer_hard_limit(ctx):
     """client-output-buffer-limit normal <hard> 0 0: a client that asks for replies it never
     reads is closed once they pass the hard limit; the others are answered."""

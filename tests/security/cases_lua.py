@@ -1,7 +1,7 @@
 # Lua scripting: one case per public advisory against Redis's Lua (or against the Lua 5.1,
 # lua-bitop, lua-cjson, struct and cmsgpack code it embeds) whose class applies to kvlab, which
 # links Debian's liblua5.1, lua-bitop and lua-cjson and has its own struct and cmsgpack
-# (server/lua_sandbox.hpp). Each reproduces the advisory's trigger and asserts kvlab's answer;
+# (server/features/lua_sandbox.hpp). Each reproduces the advisory's trigger and asserts kvlab's answer;
 # where redis-server 7.0.15 (with Debian's security patches) answers the same, it is compared.
 import sys
 
@@ -36,7 +36,7 @@ def same_as_redis(ctx, script, expect_error=None):
 
 
 @advisory("CVE-2024-31449", "Redis 6.2.16, 7.2.6, 7.4.1 / Valkey 7.2.7, 8.0.1",
-          "server/lua_sandbox.cpp l_bit_tohex")
+          "server/features/lua_sandbox.cpp l_bit_tohex")
 def case_bit_tohex_min_int(ctx):
     # lua-bitop negates the count; INT32_MIN stays negative and is used as a length.
     for script in ("return bit.tohex(65535, -2147483648)", "return bit.tohex(65535, 2147483648)",
@@ -46,7 +46,7 @@ def case_bit_tohex_min_int(ctx):
 
 
 @advisory("CVE-2025-46817", "Redis 6.2.20, 7.2.11, 7.4.6, 8.2.2 / Valkey 8.1.4",
-          "server/lua_sandbox.cpp l_unpack")
+          "server/features/lua_sandbox.cpp l_unpack")
 def case_unpack_range_overflow(ctx):
     for script in ("return {unpack({1,2,3}, -2, 2147483647)}",
                    "return {unpack({1,2,3}, 0, 2147483647)}",
@@ -62,7 +62,7 @@ def case_unpack_range_overflow(ctx):
 
 
 @advisory("CVE-2025-46818", "Redis 6.2.20, 7.2.11, 7.4.6, 8.2.2 / Valkey 8.1.4",
-          "server/scripting.cpp new_state (string metatable)")
+          "server/features/scripting.cpp new_state (string metatable)")
 def case_basic_type_metatables(ctx):
     # Every basic type's metatable is unreachable or read-only, as Redis's test requires.
     for script in ("getmetatable(nil).__index = function() return 1 end",
@@ -93,7 +93,7 @@ def case_basic_type_metatables(ctx):
 
 
 @advisory("CVE-2025-46819", "Redis 6.2.20, 7.2.11, 7.4.6, 8.2.2 / Valkey 8.1.4",
-          "server/lua_sandbox.cpp capped_alloc, load_text")
+          "server/features/lua_sandbox.cpp capped_alloc, load_text")
 def case_lexer_long_delimiter(ctx):
     # Redis's triggers: a long-string delimiter of 2^30 '=' (the lexer's length overflows int)
     # and a chunk of 2^31 lines (an error before the first token read an unset token). Both need
@@ -118,7 +118,7 @@ def case_lexer_long_delimiter(ctx):
 
 
 @advisory("CVE-2025-49844", "Redis 6.2.20, 7.2.11, 7.4.6, 8.2.2 / Valkey 8.1.4",
-          "server/lua_sandbox.cpp load_text, l_load")
+          "server/features/lua_sandbox.cpp load_text, l_load")
 def case_parser_chunkname_gc(ctx):
     # The parser keeps the chunk name unanchored; a collection while it runs frees it. load()'s
     # reader is Lua code that can collect garbage in the middle of the parse; kvlab runs the
@@ -136,7 +136,7 @@ def case_parser_chunkname_gc(ctx):
 
 
 @advisory("CVE-2024-46981", "Redis 6.2.17, 7.2.7, 7.4.2 / Valkey 7.2.8, 8.0.2",
-          "server/lua_sandbox.cpp close_state")
+          "server/features/lua_sandbox.cpp close_state")
 def case_gc_finalizer_on_flush(ctx):
     # The trigger needs a userdata with a Lua finalizer (newproxy) and a state closed under it
     # (SCRIPT FLUSH in Redis; kvlab closes only FUNCTION LOAD's scratch state, and collects
@@ -158,7 +158,7 @@ def case_gc_finalizer_on_flush(ctx):
 
 
 @advisory("CVE-2022-24834", "Redis 6.0.20, 6.2.13, 7.0.12",
-          "server/lua_sandbox.cpp l_json_encode")
+          "server/features/lua_sandbox.cpp l_json_encode")
 def case_cjson_encode_overflow(ctx):
     # lua-cjson 2.1.0 (Debian's) reserves len * 6 + 2 bytes in an int: for a string of more
     # than 357,913,941 bytes that wraps negative and the copy overruns the buffer. kvlab refuses
@@ -177,7 +177,7 @@ def case_cjson_encode_overflow(ctx):
 
 
 @advisory("CVE-2018-11218", "Redis 3.2.12, 4.0.10 / (cmsgpack, with CVE-2022-24834)",
-          "server/lua_cmsgpack.cpp")
+          "server/features/lua_cmsgpack.cpp")
 def case_cmsgpack_stack_and_size(ctx):
     # Redis's cmsgpack overflowed the Lua stack with many arguments or deep input, and its
     # buffer sizes with large strings. kvlab's cmsgpack checks the stack before every push.
@@ -193,7 +193,7 @@ def case_cmsgpack_stack_and_size(ctx):
         same_as_redis(ctx, script)
 
 
-@advisory("CVE-2020-14147", "Redis 5.0.9, 6.0.3", "server/lua_struct.cpp read_size")
+@advisory("CVE-2020-14147", "Redis 5.0.9, 6.0.3", "server/features/lua_struct.cpp read_size")
 def case_struct_size_overflow(ctx):
     # struct's size parser overflowed int, and the negative size passed the 'i' limit.
     for script in ("return {pcall(struct.pack, 'i99999999999', 1)}",
@@ -207,7 +207,7 @@ def case_struct_size_overflow(ctx):
 
 
 @advisory("CVE-2021-32626", "Redis 5.0.14, 6.0.16, 6.2.6",
-          "server/scripting.cpp push_reply, lua_to_reply")
+          "server/features/scripting.cpp push_reply, lua_to_reply")
 def case_lua_stack_from_replies(ctx):
     # Large and deep values crossing between RESP and Lua must check the Lua stack.
     ctx.kv.cmd("DEL", "sec:lua:list")
@@ -230,7 +230,7 @@ def case_lua_stack_from_replies(ctx):
                        "return redis.pcall('ping', unpack(t))")
 
 
-@advisory("CVE-2021-32672", "Redis 6.0.16, 6.2.6", "server/scripting.cpp script_debug_cmd")
+@advisory("CVE-2021-32672", "Redis 6.0.16, 6.2.6", "server/features/scripting.cpp script_debug_cmd")
 def case_lua_debugger_absent(ctx):
     # The bug was in the debugger's reading of its own protocol. kvlab has no debugger: SCRIPT
     # DEBUG YES is refused and the connection's scripts are refused until SCRIPT DEBUG NO, so
@@ -247,7 +247,7 @@ def case_lua_debugger_absent(ctx):
     c.close()
 
 
-@advisory("CVE-2015-4335", "Redis 2.8.21, 3.0.2", "server/lua_sandbox.cpp read_text")
+@advisory("CVE-2015-4335", "Redis 2.8.21, 3.0.2", "server/features/lua_sandbox.cpp read_text")
 def case_bytecode_refused(ctx):
     # Lua 5.1 runs precompiled chunks without verifying them (arbitrary memory access). Redis
     # parses every chunk as text; so does kvlab, for EVAL, SCRIPT LOAD, FUNCTION LOAD,

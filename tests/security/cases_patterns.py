@@ -1,6 +1,6 @@
 # Security cases, area "patterns": glob patterns a client chooses (KEYS, SCAN/SSCAN/HSCAN/ZSCAN
 # MATCH, PSUBSCRIBE, PUBSUB CHANNELS) must cost at most pattern x string work and never freeze
-# the server (server/strings_util.cpp, glob_match). Each case times the command on its own
+# the server (server/util/strings_util.cpp, glob_match). Each case times the command on its own
 # connection and checks that another client is answered meanwhile; the runner checks PING after.
 import threading
 import time
@@ -48,7 +48,7 @@ def answered_meanwhile(ctx, *args):
     return result["reply"], result["took"], worst
 
 
-@advisory("CVE-2022-36021", "Redis 7.0.10", "server/strings_util.cpp glob_match (KEYS)")
+@advisory("CVE-2022-36021", "Redis 7.0.10", "server/util/strings_util.cpp glob_match (KEYS)")
 def case_keys_nested_stars(ctx):
     fresh(ctx)
     ctx.kv.cmd("SET", KEY40, "1")
@@ -84,7 +84,7 @@ def case_scan_match_nested_stars(ctx):
         expect(took < BUDGET, "%s MATCH with 20 nested stars took %.2f s" % (args[0], took))
 
 
-@advisory("CVE-2022-36021", "Redis 7.0.10", "server/pubsub.cpp visit_receivers (PSUBSCRIBE)")
+@advisory("CVE-2022-36021", "Redis 7.0.10", "server/features/pubsub.cpp visit_receivers (PSUBSCRIBE)")
 def case_psubscribe_nested_stars(ctx):
     # Every PUBLISH matches its channel against every pattern subscription.
     sub = ctx.connect()
@@ -98,7 +98,7 @@ def case_psubscribe_nested_stars(ctx):
 
 
 @advisory("CVE-2024-31228", "Redis 7.2.6, 7.0.15 (Debian's patch); Valkey 7.2.7, 8.0.1",
-          "server/strings_util.cpp glob_match (nesting limit)")
+          "server/util/strings_util.cpp glob_match (nesting limit)")
 def case_very_long_nested_pattern(ctx):
     # Redis's "Regression for pattern matching very long nested loops": Redis limits recursion
     # to 1000 nested runs of '*', after which the pattern matches nothing; kvlab's matcher does

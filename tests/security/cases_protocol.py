@@ -72,7 +72,7 @@ INJECT = b"X\r\n+INJECTED"
 
 
 @advisory("CVE-2025-67733", "Redis commit 6910256 (Debian's 7.0.15 patch)",
-          "server/reply.hpp (error, simple)")
+          "server/protocol/reply.hpp (error, simple)")
 def case_error_and_status_replies_strip_crlf(ctx):
     """Every error or status reply that echoes a client's bytes has its CR and LF replaced by
     blanks, so that one reply stays one line: each trigger below answers exactly one reply
@@ -102,7 +102,7 @@ def case_error_and_status_replies_strip_crlf(ctx):
 
 
 @advisory("CVE-2021-41099", "Redis 6.2.6, 6.0.16, 5.0.14",
-          "server/resp_parser.cpp, server/commands/strings.cpp, bitmaps.cpp")
+          "server/protocol/resp_parser.cpp, server/commands/strings.cpp, bitmaps.cpp")
 def case_proto_max_bulk_len(ctx):
     """Bulk lengths are checked against proto-max-bulk-len on the announced value, before
     anything is allocated, with no overflow for lengths near 2^63; string commands refuse
@@ -174,7 +174,7 @@ def _rss(pid):
 
 
 @advisory("CVE-2025-48367", "Redis 8.0.3, 7.4.5, 7.2.10, 6.2.19 (Debian's 7.0.15 patch)",
-          "server/worker.cpp (accept_all)")
+          "server/net/worker.cpp (accept_all)")
 def case_accept_retries_transient_errors(ctx):
     """accept(2) failing for one pending connection (EPROTO and its kin) is retried at once and
     silently: 20,000 injected failures (an LD_PRELOAD shim, tests/security/accept_fault.cpp)
@@ -209,7 +209,7 @@ def case_accept_retries_transient_errors(ctx):
 
 
 @advisory("CVE-2026-21863", "Valkey commit 4169393 (Debian's 7.0.15 backport)",
-          "server/cluster.cpp (ClusterConfig::parse)")
+          "server/features/cluster.cpp (ClusterConfig::parse)")
 def case_cluster_config_malformed(ctx):
     """kvlab has no cluster bus (nodes do not gossip); the input that plays its role is the
     configuration pushed with KVLAB CLUSTER CONFIG. Malformed ones (truncated, counts and slot

@@ -1,5 +1,5 @@
 // APPEND in place: a growable string is extended under the key's lock and its new
-// length published after the bytes (server/object.hpp). These tests check what readers and
+// length published after the bytes (server/data/object.hpp). These tests check what readers and
 // writers on both workers of a kvlab-server see while that happens, and that sharing (COPY),
 // WATCH and TTLs behave as with Redis's copying APPEND.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -1,5 +1,5 @@
 // DUMP and RESTORE against a real kvlab-server (2 workers): Redis's RDB value encoding with its
-// RDB version and CRC64 (server/rdb.hpp).
+// RDB version and CRC64 (server/data/rdb.hpp).
 //
 // - kvlab -> kvlab round trips for every type, with TTLs and RESTORE's options and errors, and
 //   LZF-compressed strings at the format's limits (window, match length, runs).
@@ -61,7 +61,7 @@ constexpr std::string_view kBadFormat = "ERR Bad data format";
 
 using W = std::vector<std::string>;
 
-// ---- the payload format, written independently of server/rdb.cpp ------------------------------
+// ---- the payload format, written independently of server/data/rdb.cpp ------------------------------
 
 // Bit by bit, straight from the definition: reflected Jones polynomial, initial value 0.
 std::uint64_t crc64(std::string_view s) {
@@ -728,7 +728,7 @@ TEST_SUITE("dump and restore") {
         "\x13\x01" + rdb_str(std::string(15, 'k')) + rdb_str(listpack(entry)),  // short node key
     };
     // Accepted by Redis (the stream is then inconsistent), refused by kvlab, whose invariants
-    // (server/commands/stream.hpp) they would break.
+    // (server/data/stream.hpp) they would break.
     const W kvlab_only = {
         stream({{id(5, 0), entry}}, 2),                     // length is not the live count
         stream({{id(5, 0), entry}, {id(4, 0), entry}}, 2),  // nodes out of order

@@ -1,4 +1,4 @@
-// The atomicity schemes' mutual exclusion, in process (server/atomicity.hpp): worker threads run
+// The atomicity schemes' mutual exclusion, in process (server/core/atomicity.hpp): worker threads run
 // "single-key commands" and "multi-key operations" through an Atomicity object exactly as
 // kvlab-server's workers do, and record which stripes each is inside. A command is held open for
 // a few microseconds, so that every interleaving the protocol must exclude gets many chances —
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/atomicity.hpp"
+#include "server/core/atomicity.hpp"
 
 using kvlab::server::Atomicity;
 

@@ -1,4 +1,4 @@
-// Unit tests of the glob matcher (server/strings_util.hpp): Redis 7.0.15's stringmatchlen()
+// Unit tests of the glob matcher (server/util/strings_util.hpp): Redis 7.0.15's stringmatchlen()
 // semantics, corner by corner, and the work bound that keeps hostile patterns cheap. The same
 // matcher is compared with a real redis-server through every pattern-taking command in
 // tests/compat/glob_test.py, and with a reference matcher by the glob fuzz target.
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/strings_util.hpp"
+#include "server/util/strings_util.hpp"
 
 using kvlab::server::glob_match;
 using kvlab::server::glob_match_counted;

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/monitor.hpp"
+#include "server/features/monitor.hpp"
 #include "tests/server/checks.hpp"
 #include "tests/server/harness.hpp"
 

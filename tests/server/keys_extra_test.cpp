@@ -468,7 +468,7 @@ TEST_SUITE("generic key commands") {
     run(r, "redis-server");
   }
 
-  // The access word (server/eviction.hpp) on a script whose answers are deterministic: idle
+  // The access word (server/features/eviction.hpp) on a script whose answers are deterministic: idle
   // times set by RESTORE IDLETIME (no sleeping), LFU counters below LFU_INIT_VAL (a touch always
   // increments them) or saturated at 255. Each step's expectation is checked on kvlab and, when
   // it is installed, on redis-server 7.0 (so the table itself is Redis's behaviour).

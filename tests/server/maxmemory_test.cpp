@@ -1,4 +1,4 @@
-// maxmemory and eviction (server/eviction.hpp) against a real kvlab-server: the memory bound under
+// maxmemory and eviction (server/features/eviction.hpp) against a real kvlab-server: the memory bound under
 // every policy, noeviction's OOM (text as redis-server's, reads still served), volatile-* evicting
 // only keys with a TTL, CONFIG SET maxmemory at run time, what each policy keeps on a designed
 // trace, and values under concurrent eviction (whole or absent, never torn or foreign).

@@ -1,13 +1,13 @@
-// Unit tests of the incremental RESP2 request parser (server/resp_parser.hpp): no sockets.
+// Unit tests of the incremental RESP2 request parser (server/protocol/resp_parser.hpp): no sockets.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include "server/resp_parser.hpp"
+#include "server/protocol/resp_parser.hpp"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "server/strings_util.hpp"
+#include "server/util/strings_util.hpp"
 
 using kvlab::server::RequestParser;
 using Status = RequestParser::Status;

@@ -1,4 +1,4 @@
-// The Lua sandbox (server/lua_sandbox.hpp): struct and cmsgpack byte for byte as redis-server's,
+// The Lua sandbox (server/features/lua_sandbox.hpp): struct and cmsgpack byte for byte as redis-server's,
 // sandbox invariants that no trick of a script breaks for the next script, and the limits kvlab
 // adds where Lua 5.1 (Debian's and Redis's alike) would crash or freeze. The public advisories
 // have their cases in tests/security/cases_lua.py; this file holds what is not an advisory.

@@ -1,4 +1,4 @@
-// Unit tests of server/sha1.hpp: the FIPS 180 test vectors, hashing in parts equal to hashing the
+// Unit tests of server/util/sha1.hpp: the FIPS 180 test vectors, hashing in parts equal to hashing the
 // concatenation, and threads hashing at once (each with its own context) agreeing with one thread.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/sha1.hpp"
+#include "server/util/sha1.hpp"
 
 using kvlab::server::sha1;
 using kvlab::server::sha1_hex;

@@ -1,9 +1,9 @@
-// Unit tests of the set and sorted-set payloads (server/commands/zset.hpp, set_types.hpp), linked
+// Unit tests of the set and sorted-set payloads (server/data/zset.hpp, set_types.hpp), linked
 // with nothing but the headers: random operations checked against a std::set<pair<double,string>>
 // model (membership, order, ranks, element by rank, score and lex ranges, counts), the skiplist's
 // span invariants, the scan-order guarantee of the dense slot vectors, and score text conversion.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include "server/commands/zset.hpp"
+#include "server/data/zset.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "server/commands/set_types.hpp"
-#include "server/hash_fields.hpp"
+#include "server/data/set_types.hpp"
+#include "server/data/hash_fields.hpp"
 
 using kvlab::server::HashFields;
 using kvlab::server::LexBound;

@@ -1,11 +1,11 @@
-// kvlab cluster: the manager of kvlab-server clusters (server/cluster.hpp). Nodes do not gossip;
+// kvlab cluster: the manager of kvlab-server clusters (server/features/cluster.hpp). Nodes do not gossip;
 // this tool computes one configuration and pushes it to every node with KVLAB CLUSTER CONFIG.
 //
 //   kvlab cluster create HOST:PORT...    even slot split over the nodes, pushed to all
 //   kvlab cluster show HOST:PORT         the slot map, keys and ops/s per node
 //   kvlab cluster check HOST:PORT        every node holds the same configuration
 //   kvlab cluster reshard HOST:PORT --from ID --to ID --slots N|START-END
-//                                        live migration of slots (server/cluster_migration.hpp)
+//                                        live migration of slots (server/features/cluster_migration.hpp)
 //   kvlab cluster local N                start N nodes on loopback, create, run until Ctrl-C
 #include <arpa/inet.h>
 #include <fcntl.h>

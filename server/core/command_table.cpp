@@ -1,0 +1,1302 @@
+// The merged command table and dispatch(): the one place where command existence, arity and
+// authentication are checked, for commands and subcommands alike.
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/core/atomicity.hpp"
+#include "server/core/blocking.hpp"
+#include "server/features/cluster_migration.hpp"
+#include "server/core/command.hpp"
+#include "server/commands/common.hpp"
+#include "server/net/session.hpp"
+#include "server/data/container.hpp"
+#include "server/protocol/errors.hpp"
+#include "server/features/monitor.hpp"
+#include "server/features/scripting.hpp"
+#include "server/net/server.hpp"
+#include "server/net/worker.hpp"
+
+namespace kvlab::server {
+
+namespace err {
+std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc) {
+  std::string out = "ERR unknown command '";
+  out.append(name.substr(0, 128));
+  out += "', with args beginning with: ";
+  std::string list;
+  for (std::size_t i = 0; i < argc && list.size() < 128; ++i) {
+    // Redis's "'%.*s' " with 128 minus the length so far, taken before the opening quote.
+    const std::size_t room = 128 - list.size();
+    list += '\'';
+    list.append(args[i].substr(0, room));
+    list += "' ";
+  }
+  return out + list;
+}
+
+std::string wrong_arity(std::string_view full_name) {
+  return "ERR wrong number of arguments for '" + std::string(full_name) + "' command";
+}
+
+std::string subcommand_syntax(std::string_view command, std::string_view sub) {
+  std::string upper(command);
+  for (char& c : upper)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+  return "ERR unknown subcommand or wrong number of arguments for '" +
+         std::string(sub.substr(0, 128)) + "'. Try " + upper + " HELP.";
+}
+
+std::string unknown_subcommand(std::string_view sub, std::string_view command_upper) {
+  return "ERR unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
+         std::string(command_upper) + " HELP.";
+}
+}  // namespace err
+
+// Command lookup is on every request's path: an open-addressing table of 1024 slots keyed by an
+// FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it; at most
+// half full (512 commands), so probe sequences stay short.
+struct CommandTable::Impl {
+  static constexpr std::size_t kSlots = 1024;
+  struct Slot {
+    std::string_view name;
+    const CommandSpec* spec = nullptr;
+  };
+  Slot slots[kSlots];
+  void put(const CommandSpec* c) {
+    std::uint32_t h = 2166136261u;
+    for (char ch : c->name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+    for (std::size_t i = h % kSlots;; i = (i + 1) % kSlots) {
+      if (slots[i].spec == nullptr) {
+        slots[i] = {c->name, c};
+        return;
+      }
+    }
+  }
+  std::unordered_map<const CommandSpec*, std::string> full_names;  // "client|list"
+};
+
+CommandTable::CommandTable() : impl_(new Impl) {
+  // One list of the command families; each returns its rows.
+  for (auto family : {admin_commands(),    key_commands(),       string_commands(),
+                      list_commands(),     hash_commands(),      set_commands(),
+                      zset_commands(),     pubsub_commands(),    transaction_commands(),
+                      blocking_commands(), sort_commands(),      hyperloglog_commands(),
+                      bitmap_commands(),   scripting_commands(), cluster_commands(),
+                      dump_commands(),     debug_commands(),     introspection_commands(),
+                      migrate_commands(),  stream_commands(),    geo_commands()}) {
+    for (const CommandSpec& c : family) {
+      all_.push_back(&c);
+      impl_->put(&c);
+      impl_->full_names.emplace(&c, std::string(c.name));
+      c.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+      by_stat_id_.push_back(&c);
+      for (const CommandSpec& sub : c.subcommands) {
+        impl_->full_names.emplace(&sub, std::string(c.name) + "|" + std::string(sub.name));
+        sub.stat_id = static_cast<std::uint16_t>(by_stat_id_.size());
+        by_stat_id_.push_back(&sub);
+      }
+    }
+  }
+  if (all_.size() > Impl::kSlots / 2) std::abort();  // keep the lookup table sparse
+  std::sort(all_.begin(), all_.end(),
+            [](const CommandSpec* a, const CommandSpec* b) { return a->name < b->name; });
+}
+
+const CommandTable& CommandTable::instance() {
+  static const CommandTable table;
+  return table;
+}
+
+namespace {
+// Lower-cases a command name into a small stack buffer; names longer than the buffer are unknown.
+bool lower_name(std::string_view name, char (&buf)[32], std::string_view* out) {
+  if (name.size() > sizeof buf) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
+  }
+  *out = std::string_view(buf, name.size());
+  return true;
+}
+
+bool arity_ok(int arity, std::size_t argc) {
+  return arity >= 0 ? argc == static_cast<std::size_t>(arity)
+                    : argc >= static_cast<std::size_t>(-arity);
+}
+
+std::string upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+  return u;
+}
+}  // namespace
+
+const char* CommandTable::full_name(const CommandSpec* c) const {
+  auto it = impl_->full_names.find(c);
+  return it == impl_->full_names.end() ? "?" : it->second.c_str();
+}
+
+const CommandSpec* CommandTable::find(std::string_view name) const {
+  if (name.size() > 32) return nullptr;
+  char buf[32];
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    buf[i] = c;
+    h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  }
+  const std::string_view lower(buf, name.size());
+  for (std::size_t i = h % Impl::kSlots;; i = (i + 1) % Impl::kSlots) {
+    const Impl::Slot& s = impl_->slots[i];
+    if (s.spec == nullptr) return nullptr;
+    if (s.name == lower) return s.spec;
+  }
+}
+
+const CommandSpec* CommandTable::find_sub(const CommandSpec& parent, std::string_view name) {
+  char buf[32];
+  std::string_view lower;
+  if (!lower_name(name, buf, &lower)) return nullptr;
+  for (const CommandSpec& s : parent.subcommands)
+    if (s.name == lower) return &s;
+  return nullptr;
+}
+
+// Pipelines repeat one command: each worker thread remembers the last name it looked up, byte for
+// byte (case included), and skips the lower-casing hash lookup when the next name is the same.
+const CommandSpec* find_cached(std::string_view name) {
+  struct Last {
+    char name[16];
+    std::size_t len = 0;
+    const CommandSpec* spec = nullptr;
+  };
+  thread_local Last last;
+  if (name.size() == last.len && last.spec != nullptr &&
+      std::memcmp(name.data(), last.name, name.size()) == 0)
+    return last.spec;
+  const CommandSpec* spec = CommandTable::instance().find(name);
+  if (spec != nullptr && name.size() <= sizeof last.name) {
+    std::memcpy(last.name, name.data(), name.size());
+    last.len = name.size();
+    last.spec = spec;
+  }
+  return spec;
+}
+
+bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,
+                  std::vector<std::size_t>* out) {
+  if (c.first_key > 0 && static_cast<std::size_t>(c.first_key) < argv.size()) {
+    // A negative last key counts from the end (-1: the last argument).
+    const std::ptrdiff_t last =
+        c.last_key >= 0 ? c.last_key : static_cast<std::ptrdiff_t>(argv.size()) + c.last_key;
+    const std::ptrdiff_t step = c.key_step > 0 ? c.key_step : 1;
+    for (std::ptrdiff_t i = c.first_key; i <= last && i < static_cast<std::ptrdiff_t>(argv.size());
+         i += step)
+      out->push_back(static_cast<std::size_t>(i));
+  }
+  return c.extra_keys == nullptr || c.extra_keys(argv, out);
+}
+
+namespace {
+// Command time is measured per batch (the commands a worker runs from one read of one connection):
+// the clock is read when the batch begins and when it ends, and the elapsed time is shared equally
+// among the batch's commands. Without a vDSO fast path a clock read costs a noticeable share of
+// a pipelined SET's server CPU when read once per command, and almost none once per batch
+// (papers/server-choices.md). The price: in a batch that mixes a slow command with fast ones, each
+// is charged the average.
+struct CommandBatch {
+  std::uint64_t start_ns = 0;
+  CommandStat* stats = nullptr;  // the running worker's table
+  std::uint32_t calls = 0;       // commands in the batch
+  std::uint32_t n = 0;           // runs used
+  // Runs of one command (a pipeline repeats one), so that settling costs per run, not per call.
+  struct Run {
+    std::uint16_t id;
+    std::uint16_t count;
+  } runs[64] = {};
+  // The slow log and latency monitor's timing for this batch (monitor.hpp).
+  MonitorMode mode;
+};
+constinit thread_local CommandBatch t_batch;
+
+inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
+  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+// Counts the batch's calls, charges its elapsed time to them, and starts a new batch at `now`.
+void settle_batch(std::uint64_t now) {
+  CommandBatch& b = t_batch;
+  if (b.calls > 0) {
+    const std::uint64_t share = (now - b.start_ns) / b.calls;
+    // LATENCY HISTOGRAM: each call in the bucket of its share, as commandstats charges it.
+    const std::size_t bucket = latency_bucket(share);
+    for (std::uint32_t i = 0; i < b.n; ++i) {
+      CommandStat& st = b.stats[b.runs[i].id];
+      bump_stat(st.calls, b.runs[i].count);
+      bump_stat(st.nanos, share * b.runs[i].count);
+      bump_stat(st.hist[bucket], b.runs[i].count);
+    }
+    b.n = 0;
+    b.calls = 0;
+  }
+  b.start_ns = now;
+}
+
+// One executed command: failed now if it replied an error; its call and time when the batch ends.
+void count_call(CommandContext& ctx, const CommandSpec& cmd) {
+  CommandBatch& b = t_batch;
+  if (ctx.reply.errors() != 0) bump_stat(b.stats[cmd.stat_id].failed, 1);
+  if (b.n > 0 && b.runs[b.n - 1].id == cmd.stat_id && b.runs[b.n - 1].count < 0xffff) {
+    ++b.runs[b.n - 1].count;
+  } else {
+    if (b.n == std::size(b.runs)) settle_batch(monotonic_ns());
+    b.runs[b.n++] = {cmd.stat_id, 1};
+  }
+  ++b.calls;
+  ctx.counted = true;
+}
+}  // namespace
+
+void begin_command_batch(CommandStat* stats) {
+  t_batch.stats = stats;
+  t_batch.start_ns = monotonic_ns();
+  t_batch.mode = monitor_mode();
+}
+
+void end_command_batch() {
+  if (t_batch.calls > 0) settle_batch(monotonic_ns());
+}
+
+void count_rejected(CommandContext& ctx) {
+  const CommandSpec* cmd = CommandTable::instance().find(ctx.argv[0]);
+  if (cmd == nullptr) return;
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    cmd = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (cmd == nullptr) return;
+  }
+  count_rejected(ctx, *cmd);
+}
+
+void count_rejected(CommandContext& ctx, const CommandSpec& cmd) {
+  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id].rejected, 1);
+}
+
+void count_error_replies(CommandContext& ctx, const ReplyWriter& r) {
+  const std::uint64_t n = r.stat_errors();
+  if (n == 0) return;
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  bump_stat(st.errors, n);
+  st.errorstats.add(r.error_code());
+}
+
+void count_error_reply(CommandContext& ctx, std::string_view code) {
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  bump_stat(st.errors, 1);
+  st.errorstats.add(code);
+}
+
+bool may_replicate(const CommandSpec& c) {
+  return c.name == "publish" || c.name == "spublish" || c.name == "pfcount";
+}
+
+void count_unblocked(CommandContext& ctx, std::string_view command, std::string_view error_code,
+                     bool failed) {
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  if (!error_code.empty()) {
+    bump_stat(st.errors, 1);
+    st.errorstats.add(error_code);
+  }
+  if (!failed) return;
+  const CommandSpec* cmd = CommandTable::instance().find(command);
+  if (cmd != nullptr) bump_stat(st.cmd[cmd->stat_id].failed, 1);
+}
+
+namespace {
+// The command running on this thread, if any: a command it runs (EXEC's, a script's) is nested.
+thread_local const CommandSpec* t_running = nullptr;
+
+// Cluster mode: the route dispatch() chose for the command it is running, before the command
+// held its keys' locks. cluster_gate() confirms it inside the locks (cluster_migration.hpp b, e).
+struct ClusterPending {
+  bool active = false;  // set by dispatch() for a keyed command in cluster mode
+  bool asking = false;
+  Cluster::Route route = Cluster::Route::kServe;
+  std::uint64_t generation = 0;  // Cluster::generation() read before the route was chosen
+};
+thread_local ClusterPending t_cluster;
+}  // namespace
+
+// Inside the command's key locks: routes again when the configuration changed since dispatch(),
+// and for a migrating or importing slot decides by which keys are present here, as Redis's
+// getNodeByQuery does. False when it replied a redirection instead of running the command.
+bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys) {
+  if (!t_cluster.active) return true;
+  t_cluster.active = false;  // once per command the client sent
+  Cluster& cl = ctx.server.cluster();
+  Cluster::Route route = t_cluster.route;
+  std::string error;
+  if (route != Cluster::Route::kServe || cl.generation() != t_cluster.generation) {
+    int slot = -1;
+    route = cl.route(keys, t_cluster.asking, &slot, &error);
+  }
+  constexpr std::string_view kTryAgain = "TRYAGAIN Multiple keys request during rehashing of slot";
+  if (route == Cluster::Route::kError) {
+    ctx.reply.error(error);
+    return false;
+  }
+  // A key the migrator is sending (cluster_migration.hpp a) is neither here to change nor there
+  // yet, whatever the route: the client retries, as after any TRYAGAIN.
+  if (const Migrator* m = cl.migrator_if_started(); m != nullptr && m->in_flight(keys)) {
+    ctx.reply.error(kTryAgain);
+    return false;
+  }
+  if (route == Cluster::Route::kServe) return true;
+  std::size_t distinct = 0, present = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (std::find(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(i), keys[i]) !=
+        keys.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;
+    ++distinct;
+    bool live = false;
+    ctx.ks.find(keys[i], [&](const Value& v) {
+      live = !v.expired_at(ctx.now_ms) && !live_container_is_dead(v);
+    });
+    present += live ? 1 : 0;
+  }
+  if (route == Cluster::Route::kIfPresent) {  // the source of a migrating slot
+    if (present == distinct) return true;
+    ctx.reply.error(present == 0 ? std::string_view(error) : kTryAgain);
+    return false;
+  }
+  // kImportingAsked: the target, after ASKING.
+  if (distinct > 1 && present < distinct) {
+    ctx.reply.error(kTryAgain);
+    return false;
+  }
+  return true;
+}
+
+namespace {
+// invoke()'s cluster step, out of line so that the single-node path carries none of it.
+[[gnu::noinline, gnu::cold]] bool cluster_gate_for(CommandContext& ctx, const CommandSpec* cmd) {
+  if (cmd->flags & kChannelKeys) {
+    t_cluster.active = false;  // shard channels: no keys to look for
+    return true;
+  }
+  std::vector<std::size_t> idx;
+  std::vector<std::string_view> keys;
+  command_keys(*cmd, ctx.argv, &idx);
+  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  return cluster_gate(ctx, keys);
+}
+
+const CommandSpec* resolve(std::span<const std::string_view> argv);  // below
+
+// CLIENT PAUSE (Server::paused): ALL postpones every command; WRITE the commands Redis 7.0 flags
+// write or may_replicate — PUBLISH, SPUBLISH, PFCOUNT, and EVAL, EVALSHA and FCALL unless the
+// script or function is flagged no-writes — and an EXEC whose transaction holds one of those.
+bool pause_applies(const CommandSpec* cmd, std::span<const std::string_view> argv,
+                   const Connection& conn, Server::PauseClass pc) {
+  if (pc == Server::kPauseAll || (cmd->flags & kWrite) || may_replicate(*cmd)) return true;
+  const std::string_view n = cmd->name;
+  if (n == "eval" || n == "evalsha" || n == "fcall") {
+    const scripting::ScriptFlags f = scripting::script_flags(n, argv);
+    return !f.declared || f.may_write;
+  }
+  if (n == "exec" && conn.tx != nullptr) {
+    for (const auto& q : conn.tx->queued) {
+      std::vector<std::string_view> qa(q.begin(), q.end());
+      const CommandSpec* c = resolve(qa);
+      if (c != nullptr && pause_applies(c, qa, conn, pc)) return true;
+    }
+  }
+  return false;
+}
+
+// Postpones ctx's command when a pause applies to it (the worker runs it again when the pause
+// ends); true when it did. Checked by dispatch() before the command is queued or run, and again
+// inside its locks (invoke), which orders it with CLIENT PAUSE: that runs keyspace-wide, so a
+// command either ran before the pause was set or sees it (atomicity.hpp, invariant 2).
+bool postpone_if_paused(CommandContext& ctx, const CommandSpec* cmd) {
+  const Server::PauseClass pc = ctx.server.paused(ctx.now_ms);
+  if (pc == Server::kPauseNone || !pause_applies(cmd, ctx.argv, ctx.conn, pc)) return false;
+  if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+  ctx.worker.postpone(ctx.conn);
+  return true;
+}
+
+// Redis looks a write command's keys up with lookupKeyWrite, which first deletes a key whose
+// TTL has passed: its "expired" event, and the "new" of the key the write then creates, come
+// before the command's own events. kvlab's writes replace an expired value in place, so while
+// either class is configured the keys of a write command are expired here first (under the
+// command's key locks; not while clients are paused, when the dataset stays as it is). Scripts
+// are left out: Redis expires their keys as they touch them, which read_live and the writes they
+// run do.
+void expire_before_write(CommandContext& ctx, const CommandSpec* cmd) {
+  if (ctx.server.paused(ctx.now_ms) != Server::kPauseNone) return;
+  thread_local std::vector<std::size_t> idx;
+  idx.clear();
+  command_keys(*cmd, ctx.argv, &idx);
+  WorkerStats& st = ctx.server.stats(ctx.worker.index());
+  for (std::size_t i : idx)
+    if (expire_if_due(ctx.ks, ctx.argv[i], ctx.now_ms)) bump(st.expired);
+}
+
+void invoke(CommandContext& ctx, const CommandSpec* cmd) {
+  if (ctx.top_level && postpone_if_paused(ctx, cmd)) [[unlikely]]
+    return;
+  if ((cmd->flags & (kWrite | kScript)) == kWrite && notify_enabled(kNotifyExpired | kNotifyNew))
+      [[unlikely]]
+    expire_before_write(ctx, cmd);
+  // Set only in cluster mode and consumed by the first invoke (a command EXEC or a script runs
+  // is nested: t_running is set).
+  if (t_cluster.active && t_running == nullptr && !(cmd->flags & kSelfGated)) [[unlikely]] {
+    if (!cluster_gate_for(ctx, cmd)) return;
+  }
+  if (ctx.conn.info) ctx.conn.info->last_cmd.store(cmd, std::memory_order_relaxed);
+  // The slow log and latency monitor time the commands clients send and EXEC runs, not those a
+  // script runs (Redis logs the EVAL); monitor.hpp says which clock and why.
+  const CommandSpec* const parent = t_running;
+  const MonitorMode& mode = t_batch.mode;
+  // Admin commands are always timed: CONFIG SET may change a threshold, and Redis judges a
+  // command by the thresholds in force after it ran.
+  const bool timed =
+      (mode.on || (cmd->flags & kAdmin) != 0) && (parent == nullptr || parent->name == "exec");
+  const bool coarse = mode.coarse && (cmd->flags & kFast) != 0;
+  std::uint64_t t0 = 0;
+  if (timed) t0 = coarse ? coarse_ns() : monotonic_ns();
+  t_running = cmd;
+  try {
+    cmd->handler(ctx);
+  } catch (const std::bad_alloc&) {
+    ctx.reply.error(err::kNoMemory);
+  } catch (const std::exception& e) {
+    ctx.reply.error(std::string("ERR internal error: ") + e.what());
+  }
+  t_running = parent;
+  // A command that blocked is reported when a push serves it (monitor_unblocked), as Redis.
+  if (timed && !ctx.conn.blocked) {
+    const std::uint64_t t1 = coarse ? coarse_ns() : monotonic_ns();
+    if ((t1 - t0) / 1000 >= static_cast<std::uint64_t>(mode.min_us) || (cmd->flags & kAdmin))
+      monitor_command(ctx, *cmd, (t1 - t0) / 1000);
+  }
+  count_call(ctx, *cmd);
+}
+
+// True when cmd writes and one of its keys has blocked clients: it then runs as an escalation over
+// the whole keyspace and serves them before anyone else runs (blocking.hpp). Called with the gate
+// held, so a client that blocks on one of the keys has registered before or blocks after.
+bool wakes_blocked(CommandContext& ctx, const CommandSpec* cmd,
+                   std::span<const std::string_view> keys) {
+  if (!(cmd->flags & kWrite) || !ctx.server.blocking().active()) return false;
+  for (std::string_view k : keys)
+    if (ctx.server.blocking().has_waiters(k)) return true;
+  return false;
+}
+
+// An escalation over every key that runs cmd and then serves the clients it made ready.
+void run_serving(CommandContext& ctx, const CommandSpec* cmd) {
+  Atomicity& gate = ctx.server.atomicity();
+  std::vector<std::uint32_t> held;
+  gate.begin_multi(ctx.worker.index(), {}, true, &held);
+  ready_keys().start();
+  invoke(ctx, cmd);
+  serve_blocked(ctx);
+  gate.end_multi(ctx.worker.index(), &held);
+}
+
+// Runs cmd under the atomicity scheme: no gate for commands without keys, the single-key path for
+// one distinct key, an escalation for several keys or the whole keyspace (atomicity.hpp).
+struct GateScratch {
+  std::vector<std::string_view> keys;
+  std::vector<std::uint32_t> held;
+};
+
+void run_gated(CommandContext& ctx, const CommandSpec* cmd) {
+  const std::uint32_t f = cmd->flags;
+  // Locks already held, or no keyspace keys (shard channels).
+  if (ctx.conn.in_exec || (f & (kSelfGated | kChannelKeys))) return invoke(ctx, cmd);
+  Atomicity& gate = ctx.server.atomicity();
+  const unsigned w = ctx.worker.index();
+  // A script that may touch keys it did not declare holds the whole keyspace (scripting.hpp).
+  const bool wide =
+      (f & kKeyspaceWide) != 0 || ((f & kScript) != 0 && ctx.server.config().lua_undeclared_keys);
+  const bool escalate = (f & kEscalate) != 0;
+  if (!wide && !escalate) {
+    if (cmd->first_key <= 0 && cmd->extra_keys == nullptr) return invoke(ctx, cmd);
+    if (cmd->first_key == cmd->last_key && cmd->extra_keys == nullptr) {
+      // The common case (GET, SET, LPUSH…): one key at a fixed position.
+      if (static_cast<std::size_t>(cmd->first_key) >= ctx.argc()) return invoke(ctx, cmd);
+      const std::string_view key = ctx.argv[cmd->first_key];
+      const int stripe = gate.begin_single(w, key);
+      if (wakes_blocked(ctx, cmd, {&key, 1})) {
+        gate.end_single(w, stripe);
+        return run_serving(ctx, cmd);
+      }
+      invoke(ctx, cmd);
+      gate.end_single(w, stripe);
+      return;
+    }
+  }
+  thread_local std::vector<std::size_t> idx;
+  // The keys and held stripes live in per-thread scratch vectors, one pair per nesting level
+  // (a command run by a script may come back here), so that MSET or a 2-key command allocates
+  // nothing: two heap allocations were about 5 % of a 2-key MSET's server CPU.
+  thread_local std::vector<std::unique_ptr<GateScratch>> scratch;
+  thread_local std::size_t depth = 0;
+  if (scratch.size() <= depth) scratch.push_back(std::make_unique<GateScratch>());
+  GateScratch& mine = *scratch[depth];
+  struct Nest {
+    std::size_t& d;
+    ~Nest() { --d; }
+  } nest{++depth};
+  std::vector<std::string_view>& keys = mine.keys;
+  std::vector<std::uint32_t>& held = mine.held;
+  keys.clear();
+  idx.clear();
+  command_keys(*cmd, ctx.argv, &idx);  // a malformed numkeys form locks what it found
+  for (std::size_t i : idx) keys.push_back(ctx.argv[i]);
+  bool distinct = false;
+  for (std::string_view k : keys) distinct = distinct || k != keys.front();
+  if (!wide && !escalate && !distinct) {
+    if (keys.empty()) return invoke(ctx, cmd);
+    const int stripe = gate.begin_single(w, keys.front());
+    if (wakes_blocked(ctx, cmd, keys)) {
+      gate.end_single(w, stripe);
+      return run_serving(ctx, cmd);
+    }
+    invoke(ctx, cmd);
+    gate.end_single(w, stripe);
+    return;
+  }
+  gate.begin_multi(w, keys, wide, &held);
+  if (!wide && wakes_blocked(ctx, cmd, keys)) {
+    gate.end_multi(w, &held);
+    return run_serving(ctx, cmd);
+  }
+  if (wide && ctx.server.blocking().active()) {
+    ready_keys().start();
+    invoke(ctx, cmd);
+    serve_blocked(ctx);
+  } else {
+    invoke(ctx, cmd);
+  }
+  // The announcement stays for the batch's next multi-key command (atomicity.hpp, invariant 6).
+  gate.end_multi(w, &held, /*keep_announced=*/true);
+}
+}  // namespace
+
+namespace {
+// The spec that runs argv (the subcommand's when it has one); nullptr when unknown.
+const CommandSpec* resolve(std::span<const std::string_view> argv) {
+  const CommandSpec* cmd = find_cached(argv[0]);
+  if (cmd != nullptr && !cmd->subcommands.empty() && argv.size() >= 2)
+    cmd = CommandTable::find_sub(*cmd, argv[1]);
+  return cmd;
+}
+
+// Cluster redirection (server/features/cluster.hpp): the command's keys — for EXEC, the keys of every
+// queued command — must hash to one slot, and this node must own it. Returns the error line, or
+// an empty string when the command runs here (cluster_gate() confirms that inside the locks).
+// Only called with cluster mode on.
+std::string cluster_redirect(CommandContext& ctx, const CommandSpec* cmd, const CommandSpec* top,
+                             bool asking) {
+  std::vector<std::string_view> keys;
+  std::vector<std::size_t> idx;
+  auto add = [&](const CommandSpec& c, std::span<const std::string_view> argv) {
+    idx.clear();
+    command_keys(c, argv, &idx);
+    for (std::size_t i : idx) keys.push_back(argv[i]);
+  };
+  if (top->name == "exec" && ctx.conn.tx != nullptr) {
+    std::vector<std::string_view> argv;
+    for (const auto& q : ctx.conn.tx->queued) {
+      argv.assign(q.begin(), q.end());
+      if (const CommandSpec* c = resolve(argv); c != nullptr) add(*c, argv);
+    }
+  } else {
+    add(*cmd, ctx.argv);
+  }
+  int slot = -1;
+  std::string error;
+  Cluster& cl = ctx.server.cluster();
+  // acquire (generation()): read before the configuration route() loads, so an unchanged count
+  // inside the locks means the route was chosen with the current configuration.
+  t_cluster.generation = cl.generation();
+  t_cluster.asking = asking;
+  t_cluster.route = cl.route(keys, asking, &slot, &error);
+  t_cluster.active = t_cluster.route != Cluster::Route::kError;
+  return t_cluster.active ? std::string() : error;
+}
+}  // namespace
+
+namespace {
+// Whether Redis 7.0 flags the top-level command no_multi (refused while queuing a transaction).
+bool redis_no_multi(std::string_view name);
+
+// See oom_before_command(): set by dispatch() before each top-level command.
+thread_local bool t_oom_before_command = false;
+
+// Redis 7.0's deny-oom and write flags of a command about to run; a script-running command has
+// those its script or function declares (scripting::script_flags), none when it declares none.
+bool denies_oom(const CommandSpec& c, std::span<const std::string_view> argv) {
+  if (c.flags & kDenyOom) return true;
+  return (c.flags & kScript) && scripting::script_flags(c.name, argv).deny_oom;
+}
+bool writes(const CommandSpec& c, std::span<const std::string_view> argv) {
+  if (c.flags & kWrite) return true;
+  return (c.flags & kScript) && scripting::script_flags(c.name, argv).may_write;
+}
+// Whether pred holds for a command of conn's transaction (EXEC's flags are its commands').
+bool any_queued(const Connection& conn,
+                bool (*pred)(const CommandSpec&, std::span<const std::string_view>)) {
+  for (const auto& q : conn.tx->queued) {
+    std::vector<std::string_view> argv(q.begin(), q.end());
+    const CommandSpec* c = resolve(argv);
+    if (c != nullptr && pred(*c, argv)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool oom_before_command() {
+  return t_oom_before_command;
+}
+
+void dispatch(CommandContext& ctx) {
+  Connection& conn = ctx.conn;
+  const bool queuing = conn.tx != nullptr && !conn.in_exec;
+  // An error while queuing makes EXEC fail with EXECABORT, as in Redis.
+  auto reject = [&](std::string_view text) {
+    if (queuing) conn.tx->aborted = true;
+    ctx.reply.error(text);
+  };
+  // A rejected EXEC (arity, NOAUTH, subscriber mode) discards the transaction and its WATCHes
+  // and answers EXECABORT with the reason, whose generic "ERR " prefix Redis 7.0 does not repeat
+  // (rejectCommand -> execCommandAbort), also outside MULTI.
+  auto reject_top = [&](const CommandSpec* c, std::string_view text) {
+    if (c->name != "exec") return reject(text);
+    discard_transaction(ctx.server, ctx.conn);
+    if (text.starts_with("ERR ")) text.remove_prefix(4);
+    ctx.reply.error("EXECABORT Transaction discarded because of: " + std::string(text));
+  };
+  const CommandSpec* cmd = find_cached(ctx.argv[0]);
+  if (cmd == nullptr) {
+    reject(err::unknown_command(ctx.argv[0], ctx.argv.data() + 1, ctx.argc() - 1));
+    return;
+  }
+  const CommandSpec* top = cmd;
+  if (!cmd->subcommands.empty() && ctx.argc() >= 2) {
+    const CommandSpec* sub = CommandTable::find_sub(*cmd, ctx.argv[1]);
+    if (sub == nullptr) {
+      reject(err::unknown_subcommand(ctx.argv[1], upper(cmd->name)));
+      return;
+    }
+    if (!arity_ok(sub->arity, ctx.argc())) {
+      reject(err::wrong_arity(std::string(cmd->name) + "|" + std::string(sub->name)));
+      return;
+    }
+    cmd = sub;
+  } else if (!arity_ok(cmd->arity, ctx.argc())) {
+    reject_top(cmd, err::wrong_arity(cmd->name));
+    return;
+  }
+  if (!conn.authenticated && !(cmd->flags & kNoAuth)) {
+    reject_top(top, err::kNoAuth);
+    return;
+  }
+  // SHUTDOWN (Redis's no_multi commands) cannot be queued; the transaction then aborts.
+  if (queuing && redis_no_multi(top->name)) {
+    reject("ERR Command not allowed inside a transaction");
+    return;
+  }
+  if (conn.subscribed()) {
+    // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
+    if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
+      reject_top(top, std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
+                          "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                          "allowed in this context");
+      return;
+    }
+  }
+  // predictable branch: the mode is fixed at startup.
+  struct ClusterScope {  // the pending route and ASKING last one command, as in Redis
+    Connection* conn = nullptr;
+    bool keep_asking = false;
+    ~ClusterScope() {
+      if (conn == nullptr) return;  // cluster mode off: t_cluster is never set
+      t_cluster.active = false;
+      if (!keep_asking && conn->tx == nullptr) conn->asking = false;
+    }
+  } cluster_scope;
+  if (ctx.server.cluster().enabled()) {
+    cluster_scope.conn = &conn;
+    cluster_scope.keep_asking = top->name == "asking";
+  }
+  if (ctx.server.cluster().enabled() && !conn.in_exec &&
+      (cmd->first_key > 0 || cmd->extra_keys != nullptr || top->name == "exec")) {
+    const bool asking = conn.asking || top->name == "restore-asking";
+    if (std::string e = cluster_redirect(ctx, cmd, top, asking); !e.empty()) {
+      if (top->name == "exec" && conn.tx != nullptr) {  // Redis discards the transaction
+        discard_transaction(ctx.server, ctx.conn);
+        ctx.reply.error(e);
+      } else {
+        reject(e);  // while queuing, EXEC will answer EXECABORT
+      }
+      return;
+    }
+  }
+  // maxmemory (eviction.hpp): evict before a top-level command, as Redis's processCommand does;
+  // not inside EXEC or a script (their commands run under locks the evictions would take).
+  thread_local int nested = 0;
+  ctx.top_level = nested == 0 && !conn.in_exec;
+  // While clients are paused the dataset stays as it is: no eviction, and so no OOM refusal
+  // (Redis 7.0: performEvictions answers EVICT_OK during a pause).
+  bool room = true;
+  if (nested == 0 && !conn.in_exec && ctx.server.eviction().maxmemory() != 0 &&
+      ctx.server.paused(ctx.now_ms) == Server::kPauseNone) {
+    room = ctx.server.eviction().make_room(ctx.ks, ctx.server.atomicity(), ctx.worker.index(),
+                                           ctx.now_ms);
+    // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
+    // evicts before it runs the command (no client modified them: no NOLOOP origin).
+    if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
+    if (notify_pending()) notify_flush(ctx.server, ctx.worker);  // "evicted" before its events
+  }
+  if (nested == 0 && !conn.in_exec) t_oom_before_command = !room;
+  if (!room) {
+    bool deny = denies_oom(*cmd, ctx.argv);
+    // Queuing may take any amount of memory: inside MULTI every command but EXEC, DISCARD, QUIT
+    // and RESET is refused (Redis's processCommand), and EXEC then answers EXECABORT.
+    if (queuing && top->name != "exec" && top->name != "discard" && top->name != "quit" &&
+        top->name != "reset")
+      deny = true;
+    if (top->name == "exec" && conn.tx != nullptr)  // EXEC of a queued write, as Redis
+      deny = deny || any_queued(conn, denies_oom);
+    if (deny) {
+      // A refused EXEC discards the transaction and answers EXECABORT with the reason.
+      reject_top(top, err::kOom);
+      return;
+    }
+  }
+  // min-replicas-to-write: with no replica, writes (and EXEC of one) are refused, as Redis's
+  // processCommand refuses them after the memory check.
+  if (nested == 0 && !conn.in_exec && !ctx.server.enough_good_replicas()) [[unlikely]] {
+    bool write = writes(*cmd, ctx.argv);
+    if (top->name == "exec" && conn.tx != nullptr) write = write || any_queued(conn, writes);
+    if (write) {
+      reject_top(top, err::kNoReplicas);
+      return;
+    }
+  }
+  if (ctx.top_level && postpone_if_paused(ctx, cmd)) return;
+  if (queuing && !(top->flags & kTxControl)) {
+    conn.tx->queued.emplace_back(ctx.argv.begin(), ctx.argv.end());
+    for (std::string_view a : ctx.argv) conn.tx->bytes += a.size();
+    ctx.reply.simple("QUEUED");
+    ctx.counted = true;  // counted when EXEC runs it, not rejected
+    return;
+  }
+  ++nested;
+  struct Unnest {
+    int& n;
+    ~Unnest() { --n; }
+  } unnest{nested};
+  // Client-side caching: a tracking client's read registers its keys before it reads them.
+  if (conn.tracking.on && (cmd->flags & kReadOnly)) tracking_before_read(ctx, *cmd);
+  run_gated(ctx, cmd);
+}
+
+namespace {
+// COMMAND INFO flags that kvlab's rows do not carry, by command, as Redis 7.0 reports them: how
+// scripts, MULTI, busy scripts, the monitor and the slow log treat the command, and whether it
+// blocks. (movablekeys is otherwise derived: a command with extra_keys.)
+enum RedisFlag : std::uint32_t {
+  kNoScriptF = 1u << 0,
+  kBlockingF = 1u << 1,
+  kLoadingF = 1u << 2,
+  kStaleF = 1u << 3,
+  kSkipMonitorF = 1u << 4,
+  kSkipSlowlogF = 1u << 5,
+  kAskingF = 1u << 6,
+  kNoMandatoryKeysF = 1u << 7,
+  kNoMultiF = 1u << 8,
+  kAllowBusyF = 1u << 9,
+  kMovableKeysF = 1u << 10,  // SORT_RO: its BY/GET patterns name keys, so Redis calls them movable
+};
+constexpr std::uint32_t kScriptRun = kNoScriptF | kStaleF | kSkipMonitorF | kNoMandatoryKeysF;
+constexpr std::uint32_t kBlockingCmd = kNoScriptF | kBlockingF;
+constexpr std::uint32_t kSessionCmd = kNoScriptF | kAllowBusyF;
+constexpr std::pair<std::string_view, std::uint32_t> kRedisFlags[] = {
+    {"auth", kSessionCmd},
+    {"blmove", kBlockingCmd},
+    {"blmpop", kBlockingF},
+    {"blpop", kBlockingCmd},
+    {"brpop", kBlockingCmd},
+    {"brpoplpush", kBlockingCmd},
+    {"bzmpop", kBlockingF},
+    {"debug", kNoScriptF},
+    {"bzpopmax", kBlockingCmd},
+    {"bzpopmin", kBlockingCmd},
+    {"discard", kSessionCmd},
+    {"echo", kLoadingF | kStaleF},
+    {"eval", kScriptRun},
+    {"eval_ro", kScriptRun},
+    {"evalsha", kScriptRun},
+    {"evalsha_ro", kScriptRun},
+    {"exec", kNoScriptF | kSkipSlowlogF},
+    {"fcall", kScriptRun},
+    {"fcall_ro", kScriptRun},
+    {"hello", kSessionCmd},
+    {"multi", kSessionCmd},
+    {"psubscribe", kNoScriptF},
+    {"punsubscribe", kNoScriptF},
+    {"quit", kSessionCmd},
+    {"reset", kSessionCmd},
+    {"restore-asking", kAskingF},
+    {"shutdown", kSessionCmd | kNoMultiF},
+    {"sort_ro", kMovableKeysF},
+    {"ssubscribe", kNoScriptF},
+    {"subscribe", kNoScriptF},
+    {"sunsubscribe", kNoScriptF},
+    {"unsubscribe", kNoScriptF},
+    {"unwatch", kSessionCmd},
+    {"wait", kNoScriptF},
+    {"watch", kSessionCmd},
+    {"xread", kBlockingF},
+    {"xreadgroup", kBlockingF},
+};
+
+// kRedisFlags of the top-level command `name` (0 for a subcommand's full name or a name not
+// listed).
+std::uint32_t redis_flags(std::string_view name) {
+  for (const auto& [n, f] : kRedisFlags)
+    if (n == name) return f;
+  return 0;
+}
+
+bool redis_no_multi(std::string_view name) {
+  return (redis_flags(name) & kNoMultiF) != 0;
+}
+
+// The flags in Redis's order (write, readonly, denyoom, admin, pubsub, noscript, blocking, loading,
+// stale, skip_monitor, skip_slowlog, asking, fast, no_auth, no_mandatory_keys, no_multi,
+// movablekeys, allow_busy).
+void reply_flags(ReplyWriter& r, const CommandSpec& c, bool top_level) {
+  const std::uint32_t extra = top_level ? redis_flags(c.name) : 0;
+  const std::uint32_t flags = c.flags;
+  std::vector<std::string_view> names;
+  if (flags & kWrite) names.push_back("write");
+  if (flags & kReadOnly) names.push_back("readonly");
+  if (flags & kDenyOom) names.push_back("denyoom");
+  if (flags & kAdmin) names.push_back("admin");
+  if (flags & kPubSub) names.push_back("pubsub");
+  if (extra & kNoScriptF) names.push_back("noscript");
+  if (extra & kBlockingF) names.push_back("blocking");
+  if ((flags & kLoading) || (extra & kLoadingF)) names.push_back("loading");
+  if ((flags & kStale) || (extra & kStaleF)) names.push_back("stale");
+  if (extra & kSkipMonitorF) names.push_back("skip_monitor");
+  if (extra & kSkipSlowlogF) names.push_back("skip_slowlog");
+  if (extra & kAskingF) names.push_back("asking");
+  if (flags & kFast) names.push_back("fast");
+  if (flags & kNoAuth) names.push_back("no_auth");
+  if (extra & kNoMandatoryKeysF) names.push_back("no_mandatory_keys");
+  if (extra & kNoMultiF) names.push_back("no_multi");
+  if (c.extra_keys != nullptr || (extra & kMovableKeysF)) names.push_back("movablekeys");
+  if (extra & kAllowBusyF) names.push_back("allow_busy");
+  r.set(names.size());
+  for (auto n : names) r.simple(n);
+}
+}  // namespace
+
+bool no_mandatory_keys(const CommandSpec& c) {
+  return (redis_flags(c.name) & kNoMandatoryKeysF) != 0;
+}
+
+// Redis 7.0's ACL categories of a command (COMMAND INFO, COMMAND LIST FILTERBY ACLCAT), in Redis's
+// order. Derived from the row: the group's category (COMMAND DOCS and ACL spell three of them
+// differently; "server" and "cluster" have none), @write/@read/@fast/@admin from the flags, @slow
+// for every command that is not @fast, @blocking, and @dangerous for @admin ones. A container
+// (CLIENT, CONFIG, ...) is @slow only (COMMAND also @connection); its subcommands have their own.
+// The commands whose categories Redis assigns otherwise are listed below by full name.
+std::vector<std::string> acl_categories(const CommandSpec& c, std::string_view full_name) {
+  static constexpr std::string_view kOrder[] = {
+      "keyspace", "read",   "write",       "set",       "sortedset",  "list",        "hash",
+      "string",   "bitmap", "hyperloglog", "geo",       "stream",     "pubsub",      "admin",
+      "fast",     "slow",   "blocking",    "dangerous", "connection", "transaction", "scripting"};
+  // Not @admin in kvlab's rows, or not in their group, but @dangerous in Redis 7.0.
+  static constexpr std::string_view kDangerous[] = {
+      "keys",         "flushall",        "flushdb",
+      "sort",         "sort_ro",         "migrate",
+      "restore",      "restore-asking",  "swapdb",
+      "info",         "pfdebug",         "pfselftest",
+      "client|list",  "client|no-evict", "client|kill",
+      "client|pause", "client|unblock",  "client|unpause"};
+  // @keyspace though not in the generic group, and the reverse.
+  static constexpr std::string_view kKeyspace[] = {"dbsize", "flushall", "flushdb",
+                                                   "restore-asking", "swapdb"};
+  static constexpr std::string_view kNotKeyspace[] = {"sort", "sort_ro", "wait"};
+  static constexpr std::string_view kConnection[] = {
+      "asking",       "command|count", "command|docs", "command|getkeys",
+      "command|help", "command|info",  "command|list", "command|getkeysandflags",
+      "readonly",     "readwrite",     "wait"};
+  auto listed = [&](std::span<const std::string_view> names) {
+    return std::find(names.begin(), names.end(), full_name) != names.end();
+  };
+  std::vector<std::string_view> cats;
+  if (!c.subcommands.empty()) {
+    cats.push_back("slow");
+    if (full_name == "command") cats.push_back("connection");
+  } else {
+    const std::string_view g = c.group;
+    if (g == "generic") {
+      if (!listed(kNotKeyspace)) cats.push_back("keyspace");
+    } else if (g == "sorted-set") {
+      cats.push_back("sortedset");
+    } else if (g == "transactions") {
+      cats.push_back("transaction");
+    } else if (g != "server" && g != "cluster" && full_name != "pubsub|help") {
+      cats.push_back(g);
+    }
+    if (full_name == "sort" || full_name == "sort_ro") {  // they sort sets, sorted sets and lists
+      cats.insert(cats.end(), {"set", "sortedset", "list"});
+    }
+    if (listed(kKeyspace)) cats.push_back("keyspace");
+    if (listed(kConnection)) cats.push_back("connection");
+    const bool script_ro = full_name == "eval_ro" || full_name == "evalsha_ro" ||
+                           full_name == "fcall_ro";  // Redis counts scripts neither
+    if (c.flags & kWrite) cats.push_back("write");
+    if ((c.flags & kReadOnly) && !script_ro) cats.push_back("read");
+    const bool fast = (c.flags & kFast) && full_name != "client|id";
+    const bool admin = (c.flags & kAdmin) && full_name != "cluster|links";
+    if (admin) cats.push_back("admin");
+    cats.push_back(fast ? "fast" : "slow");
+    if (redis_flags(full_name) & kBlockingF) cats.push_back("blocking");
+    if (admin || listed(kDangerous)) cats.push_back("dangerous");
+  }
+  std::vector<std::string> out;
+  for (std::string_view o : kOrder)
+    if (std::find(cats.begin(), cats.end(), o) != cats.end()) out.push_back("@" + std::string(o));
+  return out;
+}
+
+void reply_command_info(ReplyWriter& r, const CommandSpec& c, std::string_view parent) {
+  r.array(10);
+  if (parent.empty()) {
+    r.bulk(c.name);
+  } else {
+    r.bulk(std::string(parent) + "|" + std::string(c.name));
+  }
+  r.integer(c.arity);
+  reply_flags(r, c, parent.empty());
+  r.integer(c.first_key);
+  r.integer(c.last_key);
+  r.integer(c.key_step);
+  // ACL categories, as Redis 7.0 gives them (acl_categories()).
+  const std::vector<std::string> cats = acl_categories(
+      c, parent.empty() ? std::string(c.name) : std::string(parent) + "|" + std::string(c.name));
+  r.set(cats.size());
+  for (const auto& s : cats) r.simple(s);
+  r.set(0);    // tips
+  r.array(0);  // key specs (not modelled; first/last/step above are accurate)
+  r.array(c.subcommands.size());
+  for (const CommandSpec& s : c.subcommands) reply_command_info(r, s, c.name);
+}
+
+namespace {
+// COMMAND DOCS arguments from a synopsis in Redis's documentation style, e.g.
+// "key value [NX|XX] [GET] [EX seconds|PX milliseconds|KEEPTTL]", as the argument trees Redis 7.0
+// answers: redis-cli 7.0 builds its help and typing hints from them.
+//   - A word without lower-case letters is a token (NX, LIMIT, "=", "*"); others are arguments.
+//   - '|' between two words of the same kind binds them ("NX|XX", "yes|no"): a oneof of words;
+//     so does any '|' outside brackets ("key|\"\""). Otherwise it separates the sequences of a
+//     group ("EX seconds|PX milliseconds|KEEPTTL"): a oneof of sequences. Parentheses group
+//     without making optional: "(BYRADIUS radius (M|KM)|BYBOX width height (M|KM))".
+//   - A bracketed sequence is one optional argument: a token alone is a "pure-token"; a token and
+//     one argument is that argument with its token ("EX seconds"); a leading token and more is a
+//     "block" with that token ("LIMIT offset count"); anything else a block.
+//   - "..." makes the item before it multiple; "x [x ...]" is x, multiple ("multiple_token" when
+//     x has a token: "PREFIX prefix [PREFIX prefix ...]"), also for x of several words
+//     ("field value [field value ...]" is one multiple block).
+// The top-level sequence stays a flat list, as Redis's argument lists are.
+struct DocArg {
+  std::string name, type, token, text;  // text: the synopsis it came from
+  bool optional = false, multiple = false, multiple_token = false;
+  std::vector<DocArg> args;  // of a oneof or block
+};
+
+bool is_token_word(std::string_view w) {
+  for (char c : w)
+    if (c >= 'a' && c <= 'z') return false;
+  return true;
+}
+
+bool is_punct(std::string_view t) {
+  return t == "[" || t == "]" || t == "(" || t == ")" || t == "|" || t == "...";
+}
+
+std::string arg_type(std::string_view name) {
+  static constexpr std::string_view kKeys[] = {"key",     "destination", "source", "newkey",
+                                               "destkey", "sourcekey",   "key1",   "key2",
+                                               "src",     "dst"};
+  static constexpr std::string_view kInts[] = {
+      "seconds",   "milliseconds", "count",          "offset", "numkeys",     "timeout",
+      "index",     "db",           "destination-db", "port",   "numreplicas", "limit",
+      "len",       "ms",           "start",          "end",    "stop",        "bit",
+      "slot",      "cursor",       "decrement",      "rank",   "num-matches", "min-idle-time",
+      "client-id", "protover"};
+  static constexpr std::string_view kDoubles[] = {"score",  "longitude", "latitude",
+                                                  "radius", "width",     "height"};
+  for (auto k : kKeys)
+    if (name == k) return "key";
+  for (auto k : kInts)
+    if (name == k) return "integer";
+  for (auto k : kDoubles)
+    if (name == k) return "double";
+  if (name == "pattern") return "pattern";
+  if (name.starts_with("unix-time")) return "unix-time";
+  return "string";
+}
+
+DocArg word_arg(std::string_view w) {
+  DocArg a;
+  a.text = std::string(w);
+  if (is_token_word(w)) {
+    a.type = "pure-token";
+    a.token = a.text;
+    for (char c : w) a.name.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  } else {
+    a.name = a.text;
+    a.type = arg_type(w);
+  }
+  return a;
+}
+
+DocArg block_of(std::vector<DocArg> items) {
+  DocArg b;
+  b.type = "block";
+  for (const DocArg& a : items) {
+    b.name += (b.name.empty() ? "" : "_") + a.name;
+    b.text += (b.text.empty() ? "" : " ") + a.text;
+  }
+  b.args = std::move(items);
+  return b;
+}
+
+// A sequence inside brackets or between '|' as one argument (see the rules above).
+DocArg group_of(std::vector<DocArg> items) {
+  if (items.size() == 1) return std::move(items[0]);
+  if (items.size() > 1 && items[0].type == "pure-token") {
+    const std::string token = items[0].token, text = items[0].text;
+    items.erase(items.begin());
+    DocArg g =
+        items.size() == 1 && !items[0].optional ? std::move(items[0]) : block_of(std::move(items));
+    g.token = token;
+    g.text = text + " " + g.text;
+    return g;
+  }
+  return block_of(std::move(items));
+}
+
+DocArg oneof_of(std::vector<DocArg> alts) {
+  DocArg o;
+  o.type = "oneof";
+  for (const DocArg& a : alts) {
+    o.name += (o.name.empty() ? "" : "_") + a.name;
+    o.text += (o.text.empty() ? "" : "|") + a.text;
+  }
+  o.args = std::move(alts);
+  return o;
+}
+
+class SynopsisParser {
+ public:
+  explicit SynopsisParser(std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == ' ') {
+        ++i;
+      } else if (s.substr(i, 3) == "...") {
+        toks_.emplace_back("...");
+        i += 3;
+      } else if (std::string_view("[]()|").find(c) != std::string_view::npos) {
+        toks_.emplace_back(1, c);
+        ++i;
+      } else {
+        std::size_t j = i;
+        while (j < s.size() && std::string_view(" []()|").find(s[j]) == std::string_view::npos &&
+               s.substr(j, 3) != "...")
+          ++j;
+        toks_.emplace_back(s.substr(i, j - i));
+        i = j;
+      }
+    }
+  }
+
+  std::vector<DocArg> parse() {
+    std::vector<std::vector<DocArg>> alts = alternatives();
+    if (alts.size() == 1) return std::move(alts[0]);
+    std::vector<DocArg> one;
+    for (auto& seq : alts) one.push_back(group_of(std::move(seq)));
+    return {oneof_of(std::move(one))};
+  }
+
+ private:
+  bool at(std::string_view t) const { return pos_ < toks_.size() && toks_[pos_] == t; }
+
+  std::vector<std::vector<DocArg>> alternatives() {
+    std::vector<std::vector<DocArg>> alts;
+    alts.push_back(sequence());
+    while (at("|")) {
+      ++pos_;
+      alts.push_back(sequence());
+    }
+    return alts;
+  }
+
+  std::vector<DocArg> sequence() {
+    std::vector<DocArg> items;
+    while (pos_ < toks_.size() && !at("|") && !at("]") && !at(")")) {
+      const std::string t = toks_[pos_++];
+      if (t == "...") {
+        if (!items.empty()) items.back().multiple = true;
+      } else if (t == "[" || t == "(") {
+        const std::size_t start = pos_;
+        ++depth_;
+        std::vector<std::vector<DocArg>> alts = alternatives();
+        --depth_;
+        const std::size_t end = pos_;
+        if (at(t == "[" ? "]" : ")")) ++pos_;
+        if (t == "[" && collapse_repetition(start, end, &items)) continue;
+        DocArg g;
+        if (alts.size() == 1) {
+          g = group_of(std::move(alts[0]));
+        } else {
+          std::vector<DocArg> one;
+          for (auto& seq : alts) one.push_back(group_of(std::move(seq)));
+          g = oneof_of(std::move(one));
+        }
+        if (t == "[") {
+          g.optional = true;
+          g.text = "[" + g.text + "]";
+        }
+        items.push_back(std::move(g));
+      } else {
+        // Words joined by '|' with words of their own kind: "NX|XX|GT|LT", "yes|no"; at the top
+        // level any two words ("id|$", "key|\"\""), where a line of alternatives would not do.
+        std::vector<DocArg> chain{word_arg(t)};
+        while (at("|") && pos_ + 1 < toks_.size() && !is_punct(toks_[pos_ + 1]) &&
+               (depth_ == 0 || is_token_word(toks_[pos_ + 1]) == is_token_word(t))) {
+          chain.push_back(word_arg(toks_[pos_ + 1]));
+          pos_ += 2;
+        }
+        items.push_back(chain.size() == 1 ? std::move(chain[0]) : oneof_of(std::move(chain)));
+      }
+    }
+    return items;
+  }
+
+  // "x [x ...]": the bracket [start, end) holds the last k items' text and "...". Replaces them
+  // with one multiple argument and returns true.
+  bool collapse_repetition(std::size_t start, std::size_t end, std::vector<DocArg>* items) {
+    if (end < start + 2 || toks_[end - 1] != "...") return false;
+    std::string body;
+    for (std::size_t i = start; i + 1 < end; ++i) {
+      const bool glue =
+          toks_[i] == "|" || toks_[i] == "]" || toks_[i] == ")" ||
+          (i > start && (toks_[i - 1] == "|" || toks_[i - 1] == "[" || toks_[i - 1] == "("));
+      body += (body.empty() || glue ? "" : " ") + toks_[i];
+    }
+    for (std::size_t k = 1; k <= items->size(); ++k) {
+      std::string tail;
+      for (std::size_t i = items->size() - k; i < items->size(); ++i)
+        tail += (tail.empty() ? "" : " ") + (*items)[i].text;
+      if (tail != body) continue;
+      std::vector<DocArg> rep(std::make_move_iterator(items->end() - static_cast<long>(k)),
+                              std::make_move_iterator(items->end()));
+      items->resize(items->size() - k);
+      DocArg g = group_of(std::move(rep));
+      g.multiple = true;
+      g.multiple_token = !g.token.empty();
+      items->push_back(std::move(g));
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<std::string> toks_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;  // brackets and parentheses around the current token
+};
+
+void reply_doc_args(ReplyWriter& r, const std::vector<DocArg>& args) {
+  r.array(args.size());
+  for (const DocArg& a : args) {
+    const bool has_flags = a.optional || a.multiple || a.multiple_token;
+    const bool nested = a.type == "oneof" || a.type == "block";
+    r.map(2 + (a.token.empty() ? 0 : 1) + (has_flags ? 1 : 0) + (nested ? 1 : 0));
+    r.bulk("name");
+    r.bulk(a.name);
+    r.bulk("type");
+    r.bulk(a.type);
+    if (!a.token.empty()) {
+      r.bulk("token");
+      r.bulk(a.token);
+    }
+    if (has_flags) {
+      r.bulk("flags");
+      r.set((a.optional ? 1 : 0) + (a.multiple ? 1 : 0) + (a.multiple_token ? 1 : 0));
+      if (a.optional) r.simple("optional");
+      if (a.multiple) r.simple("multiple");
+      if (a.multiple_token) r.simple("multiple_token");
+    }
+    if (nested) {
+      r.bulk("arguments");
+      reply_doc_args(r, a.args);
+    }
+  }
+}
+
+void reply_arguments(ReplyWriter& r, std::string_view synopsis) {
+  reply_doc_args(r, SynopsisParser(synopsis).parse());
+}
+}  // namespace
+
+void reply_command_docs(ReplyWriter& r, const CommandSpec& c) {
+  const bool has_args = !c.arguments.empty();
+  const bool has_subs = !c.subcommands.empty();
+  std::string summary(c.summary);
+  r.map(4 + (has_args ? 1 : 0) + (has_subs ? 1 : 0));
+  r.bulk("summary");
+  r.bulk(summary);
+  r.bulk("since");
+  r.bulk(c.since);
+  r.bulk("group");
+  r.bulk(c.group);
+  r.bulk("complexity");
+  r.bulk(c.complexity);
+  if (has_args) {
+    r.bulk("arguments");
+    reply_arguments(r, c.arguments);
+  }
+  if (has_subs) {
+    r.bulk("subcommands");
+    r.map(c.subcommands.size());
+    for (const CommandSpec& s : c.subcommands) {
+      r.bulk(std::string(c.name) + "|" + std::string(s.name));
+      reply_command_docs(r, s);
+    }
+  }
+}
+
+}  // namespace kvlab::server
