@@ -749,9 +749,11 @@ void apply_value(Server& s, std::size_t i, const std::string& v) {
   if (kParams[i].set != nullptr) kParams[i].set(s, v);
 }
 
-const Param* find_param(std::string_view name) {
+const Param* find_param(std::string_view name, bool cli_names) {
   for (const Param& p : kParams)
-    if (iequals(p.name, name) || (!p.alias.empty() && iequals(p.alias, name))) return &p;
+    if (iequals(p.name, name) || (!p.alias.empty() && iequals(p.alias, name)) ||
+        (cli_names && !p.cli.empty() && iequals(p.cli, name)))
+      return &p;
   return nullptr;
 }
 

@@ -27,17 +27,6 @@ using config::Type;
 
 namespace {
 
-// Finds a row by any of its names: Redis's name or alias, or kvlab's flag name.
-std::size_t find_startup(std::string_view name) {
-  for (std::size_t i = 0; i < config::params().size(); ++i) {
-    const Param& p = config::params()[i];
-    if (iequals(p.name, name) || (!p.alias.empty() && iequals(p.alias, name)) ||
-        (!p.cli.empty() && iequals(p.cli, name)))
-      return i;
-  }
-  return config::params().size();
-}
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -86,14 +75,15 @@ std::string closest_config_name(std::string_view name) {
 
 bool StartupConfig::set(std::string_view name, const std::vector<std::string>& words,
                         const std::string& origin, std::string* error) {
-  const std::size_t i = find_startup(name);
-  if (i == config::params().size()) {
+  const Param* row = config::find_param(name, /*cli_names=*/true);
+  if (row == nullptr) {
     const std::string near = closest_config_name(name);
     *error = origin + ": unknown parameter '" + std::string(name) + "'" +
              (near.empty() ? std::string() : " (did you mean '" + near + "'?)");
     return false;
   }
-  const Param& p = config::params()[i];
+  const Param& p = *row;
+  const std::size_t i = static_cast<std::size_t>(row - config::params().data());
   if (words.empty()) {
     *error = origin + ": '" + std::string(name) + "' needs a value";
     return false;

@@ -116,8 +116,9 @@ std::vector<std::string>& values();  // index as params(); REQUIRES: mutex() hel
 std::string get_value(Server& s, std::size_t i);
 // Stores a validated value and runs the row's setter. REQUIRES: mutex() held.
 void apply_value(Server& s, std::size_t i, const std::string& v);
-// By name or alias, case-insensitive; nullptr when none.
-const Param* find_param(std::string_view name);
+// By name or alias, case-insensitive, and with cli_names also by kvlab's flag name (the start-up
+// configuration accepts both; CONFIG GET/SET only Redis's names); nullptr when none.
+const Param* find_param(std::string_view name, bool cli_names = false);
 
 }  // namespace config
 }  // namespace kvlab::server
