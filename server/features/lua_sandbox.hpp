@@ -8,7 +8,7 @@
 // ("user_script:1: bad argument #1 to 'encode' ..."). What each guard closes, and why the
 // other functions need none, is listed in server/README.md ("The Lua sandbox").
 //
-// Invariants (each script runs in a state set up by scripting.cpp's new_state() with these):
+// Invariants (each script runs in a state set up by lua_api.cpp's new_state() with these):
 //  1. A state's Lua allocations never exceed kMemoryLimit: the allocator refuses, and Lua raises
 //     "not enough memory". The integer-overflow bugs of the lexer (chunks of 2^31 lines,
 //     delimiters of 2^30 '='), of cjson (strings near INT_MAX) and of unpack need more.
@@ -16,7 +16,7 @@
 //     VM runs unverified) is never loaded, and the chunk name lives on the stack while the
 //     parser runs, so that it cannot be collected under it (CVE-2025-49844).
 //  3. No script changes what a later script sees: the tables are read-only proxies
-//     (scripting.cpp), the string metatable answers getmetatable() with a read-only view, and
+//     (lua_api.cpp), the string metatable answers getmetatable() with a read-only view, and
 //     cjson's process-wide settings are put back after every script that changed them
 //     (after_script()).
 //

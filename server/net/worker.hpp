@@ -160,7 +160,7 @@ class Worker {
   // closed), enforcing the pubsub output limit, and schedules a flush.
   void deliver(std::uint64_t id, std::string_view bytes);
   const BackendTraits& queue_traits() const { return inbox_->traits(); }
-  // Worker thread, from inside a script that ran past busy-reply-threshold (scripting.cpp): serves
+  // Worker thread, from inside a script that ran past busy-reply-threshold (lua_api.cpp, hook): serves
   // this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
   // FUNCTION KILL run (and FUNCTION STATS when a function runs); every other command is answered
   // BUSY (err::kBusyFunction when a function runs, else err::kBusyScript). Nothing is closed or accepted here (the event batch that runs the script may
