@@ -1,5 +1,6 @@
-// The stream family: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XINFO STREAM and XREAD,
-// answering as Redis 7.0 does.
+// The stream family, answering as Redis 7.0 does. This file: stream IDs and their replies, XADD,
+// XRANGE, XREVRANGE, XLEN, XDEL, XTRIM, XSETID, XINFO STREAM and the family's command table;
+// streams_groups.cpp has the consumer groups, streams_read.cpp XREAD and XREADGROUP.
 //
 // A stream is a StreamObject (server/data/stream.hpp) behind the container's mutex, reached
 // through server/commands/containers.hpp. Unlike the other containers a stream stays when its
@@ -9,6 +10,7 @@
 // Argument checks follow Redis's order (t_stream.c): XADD and XTRIM parse every option before
 // looking the key up; XRANGE parses both IDs and COUNT first; XDEL and XSETID look the key up
 // first (XSETID after its options); XREAD checks each key's type before parsing its ID.
+
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -16,36 +18,46 @@
 #include <string>
 #include <vector>
 
-#include "server/core/blocking.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
+#include "server/commands/streams_internal.hpp"
+#include "server/core/blocking.hpp"
 #include "server/data/stream.hpp"
 
 namespace kvlab::server {
+
 namespace {
 
 // stream-node-max-entries / stream-node-max-bytes (CONFIG SET). Relaxed: each XADD reads a value
 // some CONFIG SET stored; nothing else is published with it.
 std::atomic<std::uint64_t> g_node_max_entries{Stream::kNodeMaxEntries};
+
 std::atomic<std::uint64_t> g_node_max_bytes{Stream::kNodeMaxBytes};
 
-constexpr std::string_view kInvalidId =
-    "ERR Invalid stream ID specified as stream command argument";
 constexpr std::string_view kMaxlenMinid =
     "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+
 constexpr std::string_view kMaxlenNegative = "ERR The MAXLEN argument must be >= 0.";
+
 constexpr std::string_view kLimitNegative = "ERR The LIMIT argument must be >= 0.";
+
 constexpr std::string_view kLimitNoStrategy =
     "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+
 constexpr std::string_view kXtrimNoStrategy =
     "ERR syntax error, XTRIM must be called with a trimming strategy";
+
 constexpr std::string_view kLimitNoTilde =
     "ERR syntax error, LIMIT cannot be used without the special ~ option";
+
 constexpr std::string_view kXaddZero = "ERR The ID specified in XADD must be greater than 0-0";
+
 constexpr std::string_view kExhausted =
     "ERR The stream has exhausted the last possible ID, unable to add more items";
+
 constexpr std::string_view kXaddSmaller =
     "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+
 constexpr std::string_view kTooLarge = "ERR Elements are too large to be stored";
 
 // Redis's string2ull on a C string: string2ll first, then strtoull (which also takes leading
@@ -65,11 +77,10 @@ bool string2ull(const char* s, std::uint64_t* out) {
   return true;
 }
 
-// streamGenericParseIDOrReply: "-" and "+" (unless strict), "<ms>" (seq = missing_seq),
-// "<ms>-<seq>", and, where seq_given is asked for, "<ms>-*". The argument is read as a C string
-// (up to its first NUL), as Redis copies it into a 128-byte buffer.
+}  // namespace
+
 bool parse_id(std::string_view arg, StreamId* id, std::uint64_t missing_seq, bool strict,
-              bool* seq_given = nullptr) {
+              bool* seq_given) {
   if (arg.size() > 127) return false;
   std::string buf(arg);
   if (strict && (buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') return false;
@@ -100,13 +111,12 @@ bool parse_id(std::string_view arg, StreamId* id, std::uint64_t missing_seq, boo
 }
 
 bool arg_id(CommandContext& ctx, std::string_view arg, StreamId* id, std::uint64_t missing_seq,
-            bool strict, bool* seq_given = nullptr) {
+            bool strict, bool* seq_given) {
   if (parse_id(arg, id, missing_seq, strict, seq_given)) return true;
   ctx.reply.error(kInvalidId);
   return false;
 }
 
-// streamParseIntervalIDOrReply: "(" before an ID excludes it (strict inside).
 bool arg_interval_id(CommandContext& ctx, std::string_view arg, StreamId* id, bool* exclude,
                      std::uint64_t missing_seq) {
   *exclude = arg.size() > 1 && arg[0] == '(';
@@ -128,8 +138,6 @@ void reply_entry(ReplyWriter& r, StreamId id, const Stream::Fields& f) {
   for (const auto& s : f) r.bulk(s);
 }
 
-// The entries in [start, end] (end = nullopt: to the end), at most count (0: all), in order or
-// reversed; returns the number emitted after the array header.
 std::size_t reply_range(ReplyWriter& r, const Stream& s, StreamId start, StreamId end,
                         std::size_t count, bool rev) {
   const auto& e = s.entries();
@@ -147,6 +155,8 @@ std::size_t reply_range(ReplyWriter& r, const Stream& s, StreamId start, StreamI
   for (auto it : out) reply_entry(r, it->first, it->second);
   return out.size();
 }
+
+namespace {
 
 struct AddTrimArgs {
   StreamTrim trim;
@@ -361,9 +371,11 @@ void range_generic(CommandContext& ctx, bool rev) {
   });
   if (a == Access::kMissing) ctx.reply.array(0);
 }
+
 void xrange_cmd(CommandContext& ctx) {
   range_generic(ctx, false);
 }
+
 void xrevrange_cmd(CommandContext& ctx) {
   range_generic(ctx, true);
 }
@@ -606,360 +618,6 @@ void xinfo_stream_cmd(CommandContext& ctx) {
   }
 }
 
-// An argument as Redis's "%s" prints it: up to its first NUL.
-std::string cstr(std::string_view s) {
-  return std::string(s.substr(0, s.find('\0')));
-}
-
-std::string no_group(std::string_view key, std::string_view group) {
-  return "NOGROUP No such consumer group '" + cstr(group) + "' for key name '" + cstr(key) + "'";
-}
-
-// XINFO GROUPS key
-void xinfo_groups_cmd(CommandContext& ctx) {
-  const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
-    ReplyWriter& r = ctx.reply;
-    r.array(s.groups().size());
-    for (const auto& [name, g] : s.groups()) {
-      r.map(6);
-      r.bulk("name");
-      r.bulk(name);
-      r.bulk("consumers");
-      r.integer(static_cast<std::int64_t>(g.consumers.size()));
-      r.bulk("pending");
-      r.integer(static_cast<std::int64_t>(g.pel.size()));
-      r.bulk("last-delivered-id");
-      reply_id(r, g.last_id);
-      r.bulk("entries-read");
-      if (g.entries_read == -1) {
-        r.null();
-      } else {
-        r.integer(g.entries_read);
-      }
-      r.bulk("lag");
-      std::int64_t lag = 0;
-      if (s.lag(g, &lag)) {
-        r.integer(lag);
-      } else {
-        r.null();
-      }
-    }
-  });
-  if (a == Access::kMissing) ctx.reply.error(err::kNoSuchKey);
-}
-
-// XINFO CONSUMERS key group
-void xinfo_consumers_cmd(CommandContext& ctx) {
-  const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
-    auto g = s.groups().find(ctx.arg(3));
-    if (g == s.groups().end()) {
-      ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
-      return;
-    }
-    ReplyWriter& r = ctx.reply;
-    r.array(g->second.consumers.size());
-    for (const auto& [name, c] : g->second.consumers) {
-      r.map(3);
-      r.bulk("name");
-      r.bulk(name);
-      r.bulk("pending");
-      r.integer(static_cast<std::int64_t>(c.pel.size()));
-      r.bulk("idle");
-      r.integer(std::max<std::int64_t>(0, ctx.now_ms - c.seen_time));
-    }
-  });
-  if (a == Access::kMissing) ctx.reply.error(err::kNoSuchKey);
-}
-
-constexpr std::string_view kXgroupNeedsKey =
-    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use "
-    "the MKSTREAM option to create an empty stream automatically.";
-
-// XGROUP CREATE key group id|$ [MKSTREAM] [ENTRIESREAD n]
-void xgroup_create_cmd(CommandContext& ctx) {
-  bool mkstream = false;
-  std::int64_t entries_read = -1;
-  for (std::size_t i = 5; i < ctx.argc();) {
-    if (iequals(ctx.arg(i), "mkstream")) {
-      mkstream = true;
-      ++i;
-    } else if (iequals(ctx.arg(i), "entriesread") && i + 1 < ctx.argc()) {
-      if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-      if (entries_read < 0 && entries_read != -1)
-        return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
-      i += 2;
-    } else {
-      return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
-    }
-  }
-  if (ctx.argc() > 8) {  // the options were fine, the key is checked, then the count fails
-    ObjectRef ref;
-    const Access a = lookup_container<StreamObject>(ctx, ctx.arg(2), &ref);
-    if (a == Access::kWrongType) return;
-    if (a == Access::kMissing && !mkstream) return ctx.reply.error(kXgroupNeedsKey);
-    return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
-  }
-  std::string_view error;
-  bool busy = false;
-  const Access a = write_container<StreamObject>(ctx, ctx.arg(2), mkstream, [&](Stream& s) -> bool {
-    StreamId id;
-    if (ctx.arg(4) == "$") {
-      id = s.last_id();
-    } else if (!parse_id(ctx.arg(4), &id, 0, true)) {
-      error = kInvalidId;
-      return false;
-    }
-    s.mark_created();
-    auto [it, added] = s.groups().try_emplace(std::string(ctx.arg(3)));
-    if (!added) {
-      busy = true;
-      return false;
-    }
-    it->second.last_id = id;
-    it->second.entries_read = entries_read;
-    return true;
-  });
-  if (a == Access::kWrongType) return;
-  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
-  if (!error.empty()) return ctx.reply.error(error);
-  if (busy) return ctx.reply.error("BUSYGROUP Consumer Group name already exists");
-  notify_keyspace_event(ctx, kNotifyStream, "xgroup-create", ctx.arg(2));
-  ctx.reply.ok();
-}
-
-// The common prelude of XGROUP SETID/DESTROY/CREATECONSUMER/DELCONSUMER: fn(Stream&, group or
-// nullptr) under the stream's lock; replies the key and group errors itself.
-template <class F>
-void with_group(CommandContext& ctx, bool need_group, F&& fn) {
-  bool nogroup = false;
-  const Access a = write_container<StreamObject>(ctx, ctx.arg(2), false, [&](Stream& s) -> bool {
-    auto g = s.groups().find(ctx.arg(3));
-    if (g == s.groups().end() && need_group) {
-      nogroup = true;
-      return false;
-    }
-    return fn(s, g == s.groups().end() ? nullptr : &g->second);
-  });
-  if (a == Access::kWrongType) return;
-  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
-  if (nogroup) ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
-}
-
-// XGROUP SETID key group id|$ [ENTRIESREAD n]
-void xgroup_setid_cmd(CommandContext& ctx) {
-  std::int64_t entries_read = -1;
-  for (std::size_t i = 5; i < ctx.argc(); i += 2) {
-    if (!iequals(ctx.arg(i), "entriesread") || i + 1 >= ctx.argc())
-      return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
-    if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-    if (entries_read < 0 && entries_read != -1)
-      return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
-  }
-  with_group(ctx, true, [&](Stream& s, StreamGroup* g) {
-    if (ctx.argc() != 5 && ctx.argc() != 7) {  // checked after the key and the group, as Redis
-      ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
-      return false;
-    }
-    StreamId id;
-    if (ctx.arg(4) == "$") {
-      id = s.last_id();
-    } else if (!parse_id(ctx.arg(4), &id, 0, false)) {  // "-" and "+" too, unlike CREATE's
-      ctx.reply.error(kInvalidId);
-      return false;
-    }
-    g->last_id = id;
-    g->entries_read = entries_read;
-    ctx.reply.ok();
-    notify_keyspace_event(ctx, kNotifyStream, "xgroup-setid", ctx.arg(2));
-    return true;
-  });
-}
-
-void xgroup_destroy_cmd(CommandContext& ctx) {
-  with_group(ctx, false, [&](Stream& s, StreamGroup* g) {
-    if (g != nullptr) {
-      s.groups().erase(std::string(ctx.arg(3)));
-      notify_keyspace_event(ctx, kNotifyStream, "xgroup-destroy", ctx.arg(2));
-    }
-    ctx.reply.integer(g != nullptr ? 1 : 0);
-    return g != nullptr;
-  });
-}
-
-void xgroup_createconsumer_cmd(CommandContext& ctx) {
-  with_group(ctx, true, [&](Stream&, StreamGroup* g) {
-    auto [it, added] = g->consumers.try_emplace(std::string(ctx.arg(4)));
-    if (added) {
-      it->second.seen_time = ctx.now_ms;
-      notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer", ctx.arg(2));
-    }
-    ctx.reply.integer(added ? 1 : 0);
-    return added;
-  });
-}
-
-void xgroup_delconsumer_cmd(CommandContext& ctx) {
-  with_group(ctx, true, [&](Stream&, StreamGroup* g) {
-    auto it = g->consumers.find(ctx.arg(4));
-    if (it == g->consumers.end()) {
-      ctx.reply.integer(0);
-      return false;
-    }
-    const auto pending = static_cast<std::int64_t>(it->second.pel.size());
-    for (const StreamId& id : it->second.pel) g->pel.erase(id);
-    g->consumers.erase(it);
-    notify_keyspace_event(ctx, kNotifyStream, "xgroup-delconsumer", ctx.arg(2));
-    ctx.reply.integer(pending);
-    return true;
-  });
-}
-
-void xgroup_help_cmd(CommandContext& ctx) {
-  static constexpr std::string_view kLines[] = {
-      "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "CREATE <key> <groupname> <id|$> [option]",
-      "    Create a new consumer group. Options are:",
-      "    * MKSTREAM",
-      "      Create the empty stream if it does not exist.",
-      "    * ENTRIESREAD entries_read",
-      "      Set the group's entries_read counter (internal use).",
-      "CREATECONSUMER <key> <groupname> <consumer>",
-      "    Create a new consumer in the specified group.",
-      "DELCONSUMER <key> <groupname> <consumer>",
-      "    Remove the specified consumer.",
-      "DESTROY <key> <groupname>",
-      "    Remove the specified group.",
-      "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-      "    Set the current group ID and entries_read counter.",
-      "HELP",
-      "    Prints this help.",
-  };
-  ctx.reply.array(std::size(kLines));
-  for (auto l : kLines) ctx.reply.simple(l);
-}
-
-void xgroup_without_sub(CommandContext& ctx) {
-  ctx.reply.error(err::wrong_arity("xgroup"));
-}
-
-// XACK key group id [id ...]
-void xack_cmd(CommandContext& ctx) {
-  std::int64_t acked = 0;
-  bool bad_id = false;
-  const Access a = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
-    auto g = s.groups().find(ctx.arg(2));
-    if (g == s.groups().end()) return false;
-    std::vector<StreamId> ids(ctx.argc() - 3);
-    for (std::size_t j = 3; j < ctx.argc(); ++j) {
-      if (!parse_id(ctx.arg(j), &ids[j - 3], 0, true)) {
-        bad_id = true;
-        return false;
-      }
-    }
-    for (const StreamId& id : ids) {
-      auto n = g->second.pel.find(id);
-      if (n == g->second.pel.end()) continue;
-      auto c = g->second.consumers.find(n->second.consumer);
-      if (c != g->second.consumers.end()) c->second.pel.erase(id);
-      g->second.pel.erase(n);
-      ++acked;
-    }
-    return acked > 0;
-  });
-  if (a == Access::kWrongType) return;
-  if (bad_id) return ctx.reply.error(kInvalidId);
-  ctx.reply.integer(acked);
-}
-
-// XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
-void xpending_cmd(CommandContext& ctx) {
-  const std::size_t argc = ctx.argc();
-  if (argc != 3 && (argc < 6 || argc > 9)) return ctx.reply.error(err::kSyntax);
-  std::int64_t minidle = 0, count = 0;
-  StreamId start, end;
-  std::string_view consumer;
-  bool has_consumer = false;
-  if (argc >= 6) {
-    std::size_t at = 3;
-    if (iequals(ctx.arg(3), "idle")) {
-      if (!arg_i64(ctx, ctx.arg(4), &minidle)) return;
-      if (argc < 8) return ctx.reply.error(err::kSyntax);
-      at += 2;
-    }
-    if (!arg_i64(ctx, ctx.arg(at + 2), &count)) return;
-    if (count < 0) count = 0;
-    bool sx = false, ex = false;
-    if (!arg_interval_id(ctx, ctx.arg(at), &start, &sx, 0)) return;
-    if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
-    if (!arg_interval_id(ctx, ctx.arg(at + 1), &end, &ex,
-                         std::numeric_limits<std::uint64_t>::max()))
-      return;
-    if (ex && !end.decr()) return ctx.reply.error("ERR invalid end ID for the interval");
-    if (at + 3 < argc) {
-      consumer = ctx.arg(at + 3);
-      has_consumer = true;
-    }
-  }
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
-  const Access a = read_container<StreamObject>(ctx, ctx.arg(1), [&](const Stream& s) {
-    auto gi = s.groups().find(ctx.arg(2));
-    if (gi == s.groups().end()) return ctx.reply.error(nogroup);
-    const StreamGroup& g = gi->second;
-    ReplyWriter& r = ctx.reply;
-    if (argc == 3) {
-      r.array(4);
-      r.integer(static_cast<std::int64_t>(g.pel.size()));
-      if (g.pel.empty()) {
-        r.null();
-        r.null();
-        r.null_array();
-        return;
-      }
-      reply_id(r, g.pel.begin()->first);
-      reply_id(r, g.pel.rbegin()->first);
-      std::size_t n = 0;
-      for (const auto& [name, c] : g.consumers) n += c.pel.empty() ? 0 : 1;
-      r.array(n);
-      for (const auto& [name, c] : g.consumers) {
-        if (c.pel.empty()) continue;
-        r.array(2);
-        r.bulk(name);
-        r.bulk_i64(static_cast<std::int64_t>(c.pel.size()));
-      }
-      return;
-    }
-    std::vector<std::pair<StreamId, const StreamNack*>> out;
-    auto take = [&](StreamId id) {
-      const StreamNack& nack = g.pel.at(id);
-      if (minidle != 0 && ctx.now_ms - nack.delivery_time < minidle) return;
-      out.emplace_back(id, &nack);
-    };
-    if (has_consumer) {
-      auto c = g.consumers.find(consumer);
-      if (c == g.consumers.end()) return r.array(0);
-      for (auto it = c->second.pel.lower_bound(start);
-           it != c->second.pel.end() && *it <= end && static_cast<std::int64_t>(out.size()) < count;
-           ++it)
-        take(*it);
-    } else {
-      for (auto it = g.pel.lower_bound(start);
-           it != g.pel.end() && it->first <= end && static_cast<std::int64_t>(out.size()) < count;
-           ++it)
-        take(it->first);
-    }
-    r.array(out.size());
-    for (const auto& [id, nack] : out) {
-      r.array(4);
-      reply_id(r, id);
-      r.bulk(nack->consumer);
-      r.integer(std::max<std::int64_t>(0, ctx.now_ms - nack->delivery_time));
-      r.integer(static_cast<std::int64_t>(nack->delivery_count));
-    }
-  });
-  if (a == Access::kMissing) ctx.reply.error(nogroup);
-}
-
 void xinfo_help_cmd(CommandContext& ctx) {
   static constexpr std::string_view kLines[] = {
       "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -979,666 +637,6 @@ void xinfo_help_cmd(CommandContext& ctx) {
 void xinfo_without_sub(CommandContext& ctx) {
   ctx.reply.error(err::wrong_arity("xinfo"));
 }
-
-// XREAD [COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id [id ...]
-struct ReadArgs {
-  std::int64_t count = 0;
-  std::int64_t timeout_ms = -1;  // -1: no BLOCK
-  std::size_t streams_arg = 0;
-  std::size_t streams_count = 0;
-  bool xreadgroup = false;
-  bool noack = false;
-  std::string_view group, consumer;  // empty group: none given
-  bool has_group = false;
-};
-
-// Parses XREAD's options; replies and returns false on an error.
-bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
-  for (std::size_t i = 1; i < ctx.argc(); ++i) {
-    const std::size_t more = ctx.argc() - i - 1;
-    const std::string_view o = ctx.arg(i);
-    if (iequals(o, "block") && more > 0) {
-      ++i;
-      std::int64_t t = 0;
-      if (!parse_i64(ctx.arg(i), &t)) {
-        ctx.reply.error(err::kTimeoutNotInteger);
-        return false;
-      }
-      if (t < 0) {
-        ctx.reply.error(err::kTimeoutNegative);
-        return false;
-      }
-      // A timeout past the clock's range: Redis 7.0 adds it to the clock unchecked, and the
-      // wait never ends; so here it is a wait without a timeout.
-      a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
-    } else if (iequals(o, "count") && more > 0) {
-      ++i;
-      if (!arg_i64(ctx, ctx.arg(i), &a->count)) return false;
-      if (a->count < 0) a->count = 0;
-    } else if (iequals(o, "streams") && more > 0) {
-      a->streams_arg = i + 1;
-      a->streams_count = ctx.argc() - a->streams_arg;
-      if (a->streams_count % 2 != 0) {
-        // Redis 7.0 words it so for XREADGROUP too.
-        ctx.reply.error(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-            "specified.");
-        return false;
-      }
-      a->streams_count /= 2;
-      break;
-    } else if (iequals(o, "group") && more >= 2) {
-      if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
-      }
-      a->group = ctx.arg(i + 1);
-      a->consumer = ctx.arg(i + 2);
-      a->has_group = true;
-      i += 2;
-    } else if (iequals(o, "noack")) {
-      if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
-      }
-      a->noack = true;
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return false;
-    }
-  }
-  if (a->streams_arg == 0) {
-    ctx.reply.error(err::kSyntax);
-    return false;
-  }
-  if (a->xreadgroup && !a->has_group) {
-    ctx.reply.error("ERR Missing GROUP option for XREADGROUP");
-    return false;
-  }
-  return true;
-}
-
-// XREAD's keys: the first half of what follows STREAMS (rounded down, as Redis's key spec counts
-// them), found as the parser finds it.
-bool xread_keys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const bool more = i + 1 < argv.size();
-    if ((iequals(argv[i], "block") || iequals(argv[i], "count")) && more) {
-      ++i;
-    } else if (iequals(argv[i], "group") && i + 2 < argv.size()) {
-      i += 2;
-    } else if (iequals(argv[i], "noack")) {
-    } else if (iequals(argv[i], "streams") && more) {
-      const std::size_t first = i + 1;
-      const std::size_t n = (argv.size() - first) / 2;
-      for (std::size_t k = 0; k < n; ++k) out->push_back(first + k);
-      return n > 0;
-    } else {
-      return true;
-    }
-  }
-  return true;
-}
-
-// Serves XREAD from the streams that have entries after their IDs. Returns false (writing
-// nothing) when none has.
-bool xread_serve(CommandContext& ctx, const ReadArgs& a, const std::vector<StreamId>& ids) {
-  std::vector<std::size_t> ready;
-  for (std::size_t i = 0; i < a.streams_count; ++i) {
-    read_container<StreamObject>(ctx, ctx.arg(a.streams_arg + i), [&](const Stream& s) {
-      if (s.length() > 0 && s.last_valid_id() > ids[i]) ready.push_back(i);
-    });
-  }
-  if (ready.empty()) return false;
-  ReplyWriter& r = ctx.reply;
-  if (r.resp3()) {
-    r.map(ready.size());
-  } else {
-    r.array(ready.size());
-  }
-  for (std::size_t i : ready) {
-    if (!r.resp3()) r.array(2);
-    r.bulk(ctx.arg(a.streams_arg + i));
-    read_container<StreamObject>(ctx, ctx.arg(a.streams_arg + i), [&](const Stream& s) {
-      StreamId start = ids[i];
-      start.incr();
-      reply_range(r, s, start, StreamId::max(), static_cast<std::size_t>(a.count), false);
-    });
-  }
-  return true;
-}
-
-void xread_cmd(CommandContext& ctx) {
-  ReadArgs a;
-  if (!parse_read_args(ctx, &a)) return;
-  std::vector<StreamId> ids(a.streams_count);
-  for (std::size_t k = 0; k < a.streams_count; ++k) {
-    const std::string_view key = ctx.arg(a.streams_arg + k);
-    const std::string_view id_arg = ctx.arg(a.streams_arg + a.streams_count + k);
-    ObjectRef ref;
-    const Access acc = lookup_container<StreamObject>(ctx, key, &ref);
-    if (acc == Access::kWrongType) return;
-    if (id_arg == "$") {
-      StreamId last;
-      read_container<StreamObject>(ctx, key, [&](const Stream& s) { last = s.last_id(); });
-      ids[k] = last;
-      continue;
-    }
-    if (id_arg == ">") {
-      ctx.reply.error(
-          "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
-          "<consumer> option.");
-      return;
-    }
-    if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
-  }
-  if (xread_serve(ctx, a, ids)) return;
-  if (a.timeout_ms == -1 || ctx.conn.in_exec) {  // no BLOCK, or inside MULTI/EXEC or a script
-    ctx.reply.null_array();
-    return;
-  }
-  // Block on every key, each waiting for an ID after its own: "$" is resolved now, so a waiter
-  // served later compares with the last ID it saw.
-  auto b = std::make_shared<BlockedClient>();
-  b->conn_id = ctx.conn.id;
-  b->worker = ctx.worker.index();
-  b->resp = ctx.conn.resp;  // the reply that wakes it (a map in RESP3) or its timeout's null
-  b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
-  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
-  for (std::size_t k = 0; k < a.streams_count; ++k) {
-    b->argv[a.streams_arg + a.streams_count + k] = ids[k].str();
-    const std::string_view key = ctx.arg(a.streams_arg + k);
-    bool seen = false;
-    for (const auto& o : b->keys) seen = seen || o == key;
-    if (!seen) b->keys.emplace_back(key);
-  }
-  ctx.server.blocking().add(b);
-  ctx.worker.block(ctx.conn, std::move(b));
-}
-
-// Delivers to consumer `cons` (named `name`) of group g the entries after the group's last ID
-// (at most limit; 0: all), writing the entries array to w: the group's last ID and read counter
-// advance, and unless noack each entry enters the PEL (taken from another consumer if it was
-// there), as Redis's streamReplyWithRange does with a group.
-void deliver_new(Stream& s, StreamGroup& g, StreamConsumer& cons, std::string_view name,
-                 std::size_t limit, bool noack, std::int64_t now_ms, ReplyWriter& w) {
-  StreamId start = g.last_id;
-  start.incr();
-  std::vector<StreamId> got;
-  for (auto it = s.entries().lower_bound(start);
-       it != s.entries().end() && (limit == 0 || got.size() < limit); ++it)
-    got.push_back(it->first);
-  w.array(got.size());
-  for (const StreamId& id : got) {
-    if (id > g.last_id) {
-      if (g.entries_read != -1 && !s.range_has_tombstones(id)) {
-        ++g.entries_read;
-      } else if (s.entries_added() != 0) {
-        g.entries_read = s.estimate_distance(id);
-      }
-      g.last_id = id;
-    }
-    reply_entry(w, id, s.entries().at(id));
-    if (noack) continue;
-    auto [pi, added] = g.pel.try_emplace(id);
-    StreamNack& nack = pi->second;
-    if (!added) {
-      auto old = g.consumers.find(nack.consumer);
-      if (old != g.consumers.end()) old->second.pel.erase(id);
-    }
-    nack.consumer = std::string(name);
-    nack.delivery_time = now_ms;
-    nack.delivery_count = 1;
-    cons.pel.insert(id);
-  }
-}
-
-// Moves the pending entry id (whose NACK is nack) to consumer `name` of g, for XCLAIM and
-// XAUTOCLAIM: the delivery time and count as the caller says.
-void claim_to(StreamGroup& g, StreamId id, StreamNack& nack, std::string_view name,
-              std::int64_t delivery_time, std::int64_t retrycount, bool justid) {
-  StreamConsumer& cons = g.consumers[std::string(name)];
-  if (nack.consumer != name && !nack.consumer.empty()) {
-    auto old = g.consumers.find(nack.consumer);
-    if (old != g.consumers.end()) old->second.pel.erase(id);
-  }
-  nack.delivery_time = delivery_time;
-  if (retrycount >= 0) {
-    nack.delivery_count = static_cast<std::uint64_t>(retrycount);
-  } else if (!justid) {
-    ++nack.delivery_count;
-  }
-  nack.consumer = std::string(name);
-  cons.pel.insert(id);
-}
-
-// The consumer a claim names: looked up (its seen time refreshed) or created, as Redis does
-// before the first entry it claims (an "xgroup-createconsumer" event on key when created).
-void touch_consumer(StreamGroup& g, std::string_view name, std::int64_t now_ms,
-                    std::string_view key) {
-  auto [it, created] = g.consumers.try_emplace(std::string(name));
-  it->second.seen_time = now_ms;
-  if (created) notify_keyspace_event(kNotifyStream, "xgroup-createconsumer", key);
-}
-
-// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-time-ms]
-// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]
-void xclaim_cmd(CommandContext& ctx) {
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
-  const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
-    auto gi = s.groups().find(ctx.arg(2));
-    if (gi == s.groups().end()) {
-      ctx.reply.error(nogroup);
-      return false;
-    }
-    StreamGroup& g = gi->second;
-    std::int64_t minidle = 0, retrycount = -1, deliverytime = -1;
-    bool force = false, justid = false, changed = false;
-    if (!parse_i64(ctx.arg(4), &minidle)) {
-      ctx.reply.error("ERR Invalid min-idle-time argument for XCLAIM");
-      return false;
-    }
-    if (minidle < 0) minidle = 0;
-    std::size_t j = 5;
-    std::vector<StreamId> ids;
-    for (StreamId id; j < ctx.argc() && parse_id(ctx.arg(j), &id, 0, true); ++j) ids.push_back(id);
-    const std::int64_t now = ctx.now_ms;
-    for (; j < ctx.argc(); ++j) {
-      const bool more = j + 1 < ctx.argc();
-      const std::string_view opt = ctx.arg(j);
-      auto int_opt = [&](std::string_view what, std::int64_t* out) {
-        if (parse_i64(ctx.arg(++j), out)) return true;
-        ctx.reply.error("ERR Invalid " + std::string(what) + " option argument for XCLAIM");
-        return false;
-      };
-      if (iequals(opt, "force")) {
-        force = true;
-      } else if (iequals(opt, "justid")) {
-        justid = true;
-      } else if (iequals(opt, "idle") && more) {
-        if (!int_opt("IDLE", &deliverytime)) return changed;
-        deliverytime = now - deliverytime;
-      } else if (iequals(opt, "time") && more) {
-        if (!int_opt("TIME", &deliverytime)) return changed;
-      } else if (iequals(opt, "retrycount") && more) {
-        if (!int_opt("RETRYCOUNT", &retrycount)) return changed;
-      } else if (iequals(opt, "lastid") && more) {
-        StreamId id;
-        if (!arg_id(ctx, ctx.arg(++j), &id, 0, true)) return changed;
-        if (id > g.last_id) {
-          g.last_id = id;
-          changed = true;
-        }
-      } else {
-        ctx.reply.error("ERR Unrecognized XCLAIM option '" + cstr(opt) + "'");
-        return changed;
-      }
-    }
-    if (deliverytime == -1 || deliverytime < 0 || deliverytime > now) deliverytime = now;
-    Buffer body;
-    ReplyWriter w(body, ctx.reply.proto());
-    std::size_t n = 0;
-    bool have_consumer = false;
-    for (const StreamId& id : ids) {
-      auto ni = g.pel.find(id);
-      auto e = s.entries().find(id);
-      if (e == s.entries().end()) {
-        if (ni != g.pel.end()) {  // the entry is gone: so is its pending record
-          auto c = g.consumers.find(ni->second.consumer);
-          if (c != g.consumers.end()) c->second.pel.erase(id);
-          g.pel.erase(ni);
-          changed = true;
-        }
-        continue;
-      }
-      bool fresh_nack = false;
-      if (force && ni == g.pel.end()) {
-        ni = g.pel.try_emplace(id).first;
-        ni->second.delivery_time = now;
-        fresh_nack = true;
-      }
-      if (ni == g.pel.end()) continue;
-      if (!fresh_nack && minidle != 0 && now - ni->second.delivery_time < minidle) continue;
-      if (!have_consumer) {
-        touch_consumer(g, ctx.arg(3), now, ctx.arg(1));
-        have_consumer = true;
-      }
-      claim_to(g, id, ni->second, ctx.arg(3), deliverytime, retrycount, justid);
-      changed = true;
-      if (justid) {
-        reply_id(w, id);
-      } else {
-        reply_entry(w, e->first, e->second);
-      }
-      ++n;
-    }
-    ctx.reply.array(n);
-    ctx.reply.raw(std::string_view(body.data(), body.size()));
-    return changed;
-  });
-  if (acc == Access::kMissing) ctx.reply.error(nogroup);
-}
-
-// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
-void xautoclaim_cmd(CommandContext& ctx) {
-  std::int64_t minidle = 0, count = 100;
-  bool justid = false;
-  if (!parse_i64(ctx.arg(4), &minidle))
-    return ctx.reply.error("ERR Invalid min-idle-time argument for XAUTOCLAIM");
-  if (minidle < 0) minidle = 0;
-  StreamId start;
-  bool sx = false;
-  if (!arg_interval_id(ctx, ctx.arg(5), &start, &sx, 0)) return;
-  if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
-  for (std::size_t j = 6; j < ctx.argc(); ++j) {
-    if (iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
-      constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 16;
-      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1 || count > kMaxCount)
-        return ctx.reply.error("ERR COUNT must be > 0");
-      ++j;
-    } else if (iequals(ctx.arg(j), "justid")) {
-      justid = true;
-    } else {
-      return ctx.reply.error(err::kSyntax);
-    }
-  }
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
-  const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
-    auto gi = s.groups().find(ctx.arg(2));
-    if (gi == s.groups().end()) {
-      ctx.reply.error(nogroup);
-      return false;
-    }
-    StreamGroup& g = gi->second;
-    const std::int64_t now = ctx.now_ms;
-    std::int64_t attempts = count * 10;
-    Buffer body;
-    ReplyWriter w(body, ctx.reply.proto());
-    std::size_t n = 0;
-    std::vector<StreamId> deleted;
-    bool have_consumer = false, changed = false;
-    auto it = g.pel.lower_bound(start);
-    bool examined = false;
-    StreamId last;
-    while (attempts-- > 0 && count > 0 && it != g.pel.end()) {
-      const StreamId id = it->first;
-      examined = true;
-      last = id;
-      auto e = s.entries().find(id);
-      if (e == s.entries().end()) {
-        auto c = g.consumers.find(it->second.consumer);
-        if (c != g.consumers.end()) c->second.pel.erase(id);
-        it = g.pel.erase(it);
-        deleted.push_back(id);
-        --count;
-        changed = true;
-        continue;
-      }
-      if (minidle != 0 && now - it->second.delivery_time < minidle) {
-        ++it;
-        continue;
-      }
-      if (!have_consumer) {
-        touch_consumer(g, ctx.arg(3), now, ctx.arg(1));
-        have_consumer = true;
-      }
-      claim_to(g, id, it->second, ctx.arg(3), now, -1, justid);
-      changed = true;
-      if (justid) {
-        reply_id(w, id);
-      } else {
-        reply_entry(w, e->first, e->second);
-      }
-      ++n;
-      --count;
-      ++it;
-    }
-    // The cursor: the pending entry after the last one examined, 0-0 at the end.
-    StreamId next;
-    if (examined) {
-      auto after = g.pel.upper_bound(last);
-      if (after != g.pel.end()) next = after->first;
-    }
-    ctx.reply.array(3);
-    reply_id(ctx.reply, next);
-    ctx.reply.array(n);
-    ctx.reply.raw(std::string_view(body.data(), body.size()));
-    ctx.reply.array(deleted.size());
-    for (const StreamId& id : deleted) reply_id(ctx.reply, id);
-    return changed;
-  });
-  if (acc == Access::kMissing) ctx.reply.error(nogroup);
-}
-
-// XREADGROUP GROUP group consumer [COUNT count] [BLOCK milliseconds] [NOACK] STREAMS key [key ...]
-// id|> [id|> ...]. ">" reads new entries (and adds them to the PEL unless NOACK); an ID reads the
-// consumer's own pending history after it.
-void xreadgroup_cmd(CommandContext& ctx) {
-  ReadArgs a;
-  a.xreadgroup = true;
-  if (!parse_read_args(ctx, &a)) return;
-  const std::size_t n = a.streams_count;
-  std::vector<StreamId> ids(n);
-  std::vector<bool> fresh(n, false);  // ">"
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::string_view key = ctx.arg(a.streams_arg + k);
-    const std::string_view id_arg = ctx.arg(a.streams_arg + n + k);
-    bool has_group = false;
-    const Access acc = read_container<StreamObject>(ctx, key, [&](const Stream& s) {
-      has_group = s.groups().find(a.group) != s.groups().end();
-    });
-    if (acc == Access::kWrongType) return;
-    if (!has_group) {
-      ctx.reply.error("NOGROUP No such key '" + cstr(key) + "' or consumer group '" +
-                      cstr(a.group) + "' in XREADGROUP with GROUP option");
-      return;
-    }
-    if (id_arg == "$") {
-      ctx.reply.error(
-          "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
-          "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
-          "ID would just return an empty result set.");
-      return;
-    }
-    if (id_arg == ">") {
-      fresh[k] = true;
-      continue;
-    }
-    if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
-    // Redis parses ">" into the largest ID, so that ID given explicitly reads new entries too.
-    fresh[k] = ids[k] == StreamId::max();
-  }
-  // Serve: history always; new entries when the stream has some after the group's last ID.
-  std::vector<std::size_t> served;
-  std::vector<std::string> bodies;
-  for (std::size_t k = 0; k < n; ++k) {
-    Buffer body;
-    ReplyWriter w(body, ctx.reply.proto());
-    bool serve = false;
-    write_container<StreamObject>(ctx, ctx.arg(a.streams_arg + k), false, [&](Stream& s) -> bool {
-      StreamGroup& g = s.groups().find(a.group)->second;
-      if (!fresh[k]) {
-        serve = true;
-      } else if (s.length() > 0 && s.last_valid_id() > g.last_id) {
-        serve = true;
-      }
-      if (!serve) return false;
-      auto [ci, created] = g.consumers.try_emplace(std::string(a.consumer));
-      if (created)
-        notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer",
-                              ctx.arg(a.streams_arg + k));
-      StreamConsumer& cons = ci->second;
-      cons.seen_time = ctx.now_ms;
-      const auto limit = static_cast<std::size_t>(a.count);
-      if (!fresh[k]) {
-        StreamId start = ids[k];
-        start.incr();
-        std::vector<StreamId> pend;
-        for (auto it = cons.pel.lower_bound(start);
-             it != cons.pel.end() && (limit == 0 || pend.size() < limit); ++it)
-          pend.push_back(*it);
-        w.array(pend.size());
-        for (const StreamId& id : pend) {
-          auto e = s.entries().find(id);
-          if (e == s.entries().end()) {
-            w.array(2);
-            reply_id(w, id);
-            w.null_array();
-          } else {
-            reply_entry(w, e->first, e->second);
-            StreamNack& nack = g.pel.at(id);
-            nack.delivery_time = ctx.now_ms;
-            ++nack.delivery_count;
-          }
-        }
-        return true;
-      }
-      deliver_new(s, g, cons, a.consumer, limit, a.noack, ctx.now_ms, w);
-      return true;
-    });
-    if (serve) {
-      served.push_back(k);
-      bodies.emplace_back(body.data(), body.size());
-    }
-  }
-  if (!served.empty()) {
-    ReplyWriter& r = ctx.reply;
-    if (r.resp3()) {
-      r.map(served.size());
-    } else {
-      r.array(served.size());
-    }
-    for (std::size_t j = 0; j < served.size(); ++j) {
-      if (!r.resp3()) r.array(2);
-      r.bulk(ctx.arg(a.streams_arg + served[j]));
-      r.raw(bodies[j]);
-    }
-    return;
-  }
-  if (a.timeout_ms == -1 || ctx.conn.in_exec) {
-    ctx.reply.null_array();
-    return;
-  }
-  // Only ">" reads get here (history is always answered): block on every key.
-  auto b = std::make_shared<BlockedClient>();
-  b->conn_id = ctx.conn.id;
-  b->worker = ctx.worker.index();
-  b->resp = ctx.conn.resp;  // the reply that wakes it (a map in RESP3) or its timeout's null
-  b->deadline_ms = a.timeout_ms == 0 ? 0 : ctx.now_ms + a.timeout_ms;
-  b->argv.assign(ctx.argv.begin(), ctx.argv.end());
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::string_view key = ctx.arg(a.streams_arg + k);
-    bool seen = false;
-    for (const auto& o : b->keys) seen = seen || o == key;
-    if (!seen) b->keys.emplace_back(key);
-  }
-  ctx.server.blocking().add(b);
-  ctx.worker.block(ctx.conn, std::move(b));
-}
-
-}  // namespace
-
-bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
-                         std::string_view key, ReplyWriter& w) {
-  std::size_t count = 0, streams_arg = 0;
-  std::string_view group, consumer;
-  bool noack = false;
-  const bool xreadgroup = iequals(argv[0], "xreadgroup");
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const bool more = i + 1 < argv.size();
-    if (xreadgroup && iequals(argv[i], "group") && i + 2 < argv.size()) {
-      group = argv[i + 1];
-      consumer = argv[i + 2];
-      i += 2;
-    } else if (xreadgroup && iequals(argv[i], "noack")) {
-      noack = true;
-    } else if (iequals(argv[i], "count") && more) {
-      std::int64_t n = 0;
-      if (parse_i64(argv[i + 1], &n) && n > 0) count = static_cast<std::size_t>(n);
-      ++i;
-    } else if (iequals(argv[i], "block") && more) {
-      ++i;
-    } else if (iequals(argv[i], "streams") && more) {
-      streams_arg = i + 1;
-      break;
-    }
-  }
-  if (streams_arg == 0) return false;
-  const std::size_t n = (argv.size() - streams_arg) / 2;
-  if (xreadgroup) {
-    // XREADGROUP waits on ">": served from the group's last ID, or told its group is gone.
-    bool served = false;
-    // Silent on another type: the reply being written is the serving command's own.
-    const Access acc = write_container<StreamObject>(
-        ctx, key, false,
-        [&](Stream& s) -> bool {
-          auto g = s.groups().find(group);
-          if (g == s.groups().end()) {
-            w.error("NOGROUP the consumer group this client was blocked on no longer exists");
-            served = true;
-            return false;
-          }
-          if (!(s.last_id() > g->second.last_id)) return false;
-          served = true;
-          if (w.resp3()) {
-            w.map(1);
-          } else {
-            w.array(1);
-            w.array(2);
-          }
-          w.bulk(key);
-          auto [ci, created] = g->second.consumers.try_emplace(std::string(consumer));
-          if (created) notify_keyspace_event(ctx, kNotifyStream, "xgroup-createconsumer", key);
-          StreamConsumer& cons = ci->second;
-          cons.seen_time = ctx.now_ms;
-          deliver_new(s, g->second, cons, consumer, count, noack, ctx.now_ms, w);
-          return true;
-        },
-        /*reply_wrongtype=*/false);
-    if (acc != Access::kOk) {  // deleted or replaced by another type, as Redis 7.0 answers
-      w.error("UNBLOCKED the stream key no longer exists");
-      return true;
-    }
-    return served;
-  }
-  StreamId gt;
-  bool found = false;
-  for (std::size_t k = 0; k < n && !found; ++k) {
-    // The first mention of the key names its ID, as Redis keeps one ID per blocked key.
-    if (argv[streams_arg + k] == key) found = parse_id(argv[streams_arg + n + k], &gt, 0, true);
-  }
-  if (!found) return false;
-  bool served = false;
-  ObjectRef ref;
-  if (lookup_container<StreamObject>(ctx, key, &ref, /*reply_wrongtype=*/false) != Access::kOk)
-    return false;  // XREAD keeps waiting on a deleted key or one of another type (Redis 7.0)
-  StreamObject* so = as_container<StreamObject>(ref);
-  std::lock_guard<std::mutex> lock(so->mu);
-  if (so->dead.load(std::memory_order_relaxed) || so->data.empty()) return false;
-  [&](const Stream& s) {
-    // Compared with the last XADD's ID, not last_id(): XSETID raises that without adding, and
-    // Redis 7.0 keeps the reader waiting (it wakes stream readers only on XADD).
-    if (!(s.last_added() > gt)) return;
-    served = true;
-    if (w.resp3()) {
-      w.map(1);
-    } else {
-      w.array(1);
-      w.array(2);
-    }
-    w.bulk(key);
-    StreamId start = gt;
-    start.incr();
-    reply_range(w, s, start, StreamId::max(), count, false);
-  }(so->data);
-  return served;
-}
-
-namespace {
 
 constexpr std::uint32_t kRW = kWrite | kDenyOom;
 
@@ -1770,9 +768,11 @@ void set_stream_node_limits(std::uint64_t max_entries, std::uint64_t max_bytes) 
   g_node_max_entries.store(max_entries, std::memory_order_relaxed);
   g_node_max_bytes.store(max_bytes, std::memory_order_relaxed);
 }
+
 std::uint64_t stream_node_max_entries() {
   return g_node_max_entries.load(std::memory_order_relaxed);
 }
+
 std::uint64_t stream_node_max_bytes() {
   return g_node_max_bytes.load(std::memory_order_relaxed);
 }
