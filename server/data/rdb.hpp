@@ -21,8 +21,9 @@
 // duplicate members included, is refused, never read out of bounds. For streams kvlab checks
 // more than Redis: a payload whose length is not its live entry count, whose nodes or entries are
 // out of order, whose last ID is below an entry's, or with a node of deleted entries only, is
-// refused (Redis 7.0 loads such a stream inconsistent; kvlab's Stream invariants forbid it). Lengths are checked against
-// the bytes present before anything is allocated (an LZF string may expand at most 88-fold).
+// refused (Redis 7.0 loads such a stream inconsistent; kvlab's Stream invariants forbid it).
+// Lengths are checked against the bytes present before anything is allocated (an LZF string may
+// expand at most 88-fold).
 //
 // Dumping picks the encoding Redis 7.0 would hold the value in with its default limits and writes
 // it as Redis writes that encoding: QUICKLIST_2 with listpack nodes of up to 8 KB; an INTSET (up

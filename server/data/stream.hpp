@@ -251,7 +251,7 @@ class Stream {
     return deleted;
   }
 
-  // ---- DUMP and RESTORE (server/data/rdb.cpp writes and reads Redis's node listpacks) ----
+  // ---- DUMP and RESTORE (server/data/rdb_dump.cpp writes and rdb_load.cpp reads Redis's node listpacks) ----
 
   // Visits the nodes in ID order: fn(master ID, master fields, live entries of the node as a
   // [begin, end) range of entries()).

@@ -288,7 +288,7 @@ STREAM_SHARED_NACK = tcl_bytes(
 
 
 @advisory("CVE-2026-25243", "Redis 7.0.15 (Debian's patch)",
-          "server/data/rdb.cpp walk_zipmap, Reader::string (RESTORE)")
+          "server/data/rdb_load.cpp walk_zipmap, Reader::string (RESTORE)")
 def case_restore_zipmap_and_length(ctx):
     # Redis's corrupt-dump tests: a zipmap whose field or value length takes the 5-byte form for
     # a small number, and a string claiming 2^64 - 9 bytes.
@@ -308,7 +308,7 @@ def case_restore_zipmap_and_length(ctx):
 
 
 @advisory("CVE-2026-66373", "Redis 7.0.15 (Debian's patch)",
-          "server/data/rdb.cpp load_stream (a NACK shared by two consumers)")
+          "server/data/rdb_load.cpp load_stream (a NACK shared by two consumers)")
 def case_restore_stream_shared_nack(ctx):
     # Two consumers' PELs name the same entry: XACK through one freed it under the other.
     # CVE-2026-25243's test payload of the same kind (a consumer PEL naming an entry twice) is a
