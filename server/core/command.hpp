@@ -158,7 +158,7 @@ std::span<const CommandSpec> sort_commands();         // SORT, SORT_RO (server/c
 
 // The value of a CONFIG parameter that kvlab accepts without acting on it ("maxmemory",
 // "maxmemory-policy"...); empty for an unknown name. OBJECT FREQ/IDLETIME/REFCOUNT answer by
-// it as Redis does. Thread-safe (admin.cpp).
+// it as Redis does. Thread-safe (config.cpp).
 std::string config_soft_value(std::string_view name);
 std::span<const CommandSpec> hyperloglog_commands();
 // hll-sparse-max-bytes (CONFIG GET/SET): the length past which a sparse HLL turns dense.

@@ -25,7 +25,7 @@ if command -v ccache >/dev/null; then
   launcher=(ccache)
   export CCACHE_NOHASHDIR=true CCACHE_BASEDIR="$root"
 fi
-# The headers meson generates (meson.build): admin.cpp includes both.
+# The headers meson generates (meson.build): admin.cpp and info.cpp include them.
 version="$(sed -n "s/^ *version: '\([^']*\)'.*/\1/p" "$root/meson.build" | head -1)"
 printf '#pragma once\n#define KVLAB_VERSION "%s"\n#define KVLAB_SOURCE_ROOT "%s"\n#define KVLAB_HAVE_HIREDIS 0\n' \
   "$version" "$root" >"$out/kvlab_config.hpp.new"
