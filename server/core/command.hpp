@@ -142,6 +142,8 @@ std::string_view key_flags(const CommandSpec& c, std::string_view full_name,
 
 // Redis's no_mandatory_keys flag (the scripts): the command may name no key at all.
 bool no_mandatory_keys(const CommandSpec& c);
+// Whether Redis 7.0 flags the top-level command no_multi (refused while queuing a transaction).
+bool redis_no_multi(std::string_view name);
 
 // The command families; each returns its rows (static storage).
 std::span<const CommandSpec> string_commands();
