@@ -38,12 +38,12 @@
 #include <unordered_set>
 #include <vector>
 
-#include "server/util/buffer.hpp"
 #include "server/core/db.hpp"
-#include "server/util/message_queue.hpp"
 #include "server/features/pubsub.hpp"
-#include "server/protocol/resp_parser.hpp"
 #include "server/net/server.hpp"
+#include "server/protocol/resp_parser.hpp"
+#include "server/util/buffer.hpp"
+#include "server/util/message_queue.hpp"
 
 namespace kvlab::server {
 
@@ -160,11 +160,12 @@ class Worker {
   // closed), enforcing the pubsub output limit, and schedules a flush.
   void deliver(std::uint64_t id, std::string_view bytes);
   const BackendTraits& queue_traits() const { return inbox_->traits(); }
-  // Worker thread, from inside a script that ran past busy-reply-threshold (lua_api.cpp, hook): serves
-  // this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
+  // Worker thread, from inside a script that ran past busy-reply-threshold (lua_api.cpp, hook):
+  // serves this worker's other connections as Redis does while a script is busy. SCRIPT KILL and
   // FUNCTION KILL run (and FUNCTION STATS when a function runs); every other command is answered
-  // BUSY (err::kBusyFunction when a function runs, else err::kBusyScript). Nothing is closed or accepted here (the event batch that runs the script may
-  // still name these connections). running (nullptr: none) is the connection whose command runs.
+  // BUSY (err::kBusyFunction when a function runs, else err::kBusyScript). Nothing is closed or
+  // accepted here (the event batch that runs the script may still name these connections). running
+  // (nullptr: none) is the connection whose command runs.
   void serve_while_busy(const Connection* running, bool function);
   // In-process execution, with no socket and no thread (tests/fuzz/command_fuzz.cpp): the calling
   // thread acts as this worker's thread throughout. open_in_process() creates only the pub/sub
@@ -236,7 +237,7 @@ class Worker {
   // --prefetch on and a backend that acts on the keyspace's prefetch hint (set in run()).
   bool prefetch_ = false;
   const Connection* running_ = nullptr;  // the connection whose command execute() runs
-  bool shutting_down_ = false;  // in drain_and_close_all: flush() half-closes, not closes
+  bool shutting_down_ = false;           // in drain_and_close_all: flush() half-closes, not closes
   std::int64_t accept_paused_until_ms_ = 0;  // non-zero: listener removed until then (EMFILE)
   std::int64_t evict_warned_ms_ = 0;         // evict_clients() found nothing to evict (logged then)
   std::unordered_set<Connection*> all_;      // every open connection, for shutdown
