@@ -488,7 +488,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   if (timed && !ctx.conn.blocked) {
     const std::uint64_t t1 = coarse ? coarse_ns() : monotonic_ns();
     if ((t1 - t0) / 1000 >= static_cast<std::uint64_t>(mode.min_us) || (cmd->flags & kAdmin))
-      monitor_command(ctx, *cmd, (t1 - t0) / 1000);
+      monitor_command(ctx, *cmd, (t1 - t0) / 1000, ctx.conn.info.get());
   }
   count_call(ctx, *cmd);
 }

@@ -9,8 +9,8 @@
 
 #include "server/core/atomicity.hpp"
 #include "server/core/db.hpp"
+#include "server/util/clock.hpp"
 #include "server/util/memory.hpp"
-#include "server/net/server.hpp"
 #include "structures/reclaim/epoch.hpp"
 
 namespace kvlab::server {

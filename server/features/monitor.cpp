@@ -8,10 +8,10 @@
 #include <deque>
 #include <mutex>
 
+#include "server/core/client_info.hpp"
 #include "server/core/command.hpp"
-#include "server/net/server.hpp"
+#include "server/util/clock.hpp"
 #include "server/util/strings_util.hpp"
-#include "server/net/worker.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -186,14 +186,14 @@ std::uint64_t coarse_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us) {
+void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us,
+                     const ClientInfo* client) {
   const std::int64_t slow = g_slower_than_us.load(std::memory_order_relaxed);
   if (slow >= 0 && duration_us >= static_cast<std::uint64_t>(slow) && cmd.name != "exec") {
     // The name's only writer is this connection's own worker (CLIENT SETNAME, HELLO, RESET run
     // here), so reading it on this thread without the registry lock races with no write.
-    const ClientInfo* info = ctx.conn.info.get();
-    slowlog_push(ctx.argv, info ? info->addr : std::string(), info ? info->name : std::string(),
-                 duration_us);
+    slowlog_push(ctx.argv, client ? client->addr : std::string(),
+                 client ? client->name : std::string(), duration_us);
   }
   const std::int64_t lat = g_latency_ms.load(std::memory_order_relaxed);
   if (lat > 0 && duration_us / 1000 >= static_cast<std::uint64_t>(lat))

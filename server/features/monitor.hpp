@@ -43,6 +43,7 @@ namespace kvlab::server {
 
 struct CommandContext;
 struct CommandSpec;
+struct ClientInfo;
 
 // ---- configuration (CONFIG SET applies these; config.cpp) ----
 void set_slowlog_slower_than(std::int64_t us);  // -1 disables the slow log
@@ -66,7 +67,9 @@ std::uint64_t coarse_ns();
 
 // Reports one command that took duration_us: logs it in the slow log and adds a latency sample
 // ("command" or "fast-command") when it reaches their thresholds. Cheap when it reaches neither.
-void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us);
+// client: the connection that ran it (its address and name go into the slow log), on its worker.
+void monitor_command(CommandContext& ctx, const CommandSpec& cmd, std::uint64_t duration_us,
+                     const ClientInfo* client);
 
 // A blocked command that a push served (blocking.cpp), reported by the serving thread: logs it
 // in the slow log as its client sent it, duration_us being the time serving it took, and adds a

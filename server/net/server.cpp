@@ -18,12 +18,6 @@
 
 namespace kvlab::server {
 
-std::int64_t wall_ms() {
-  struct timespec ts {};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 void ClientRegistry::add(std::shared_ptr<ClientInfo> c) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::uint64_t id = c->id;
