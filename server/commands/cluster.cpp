@@ -269,7 +269,7 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
     ctx.reply.ok();
     return;
   }
-  Migrator& m = cl.migrator(ctx.server);
+  Migrator& m = cl.migrator(ctx.server.atomicity(), ctx.server.db(), ctx.server.config().threads);
   // Slots given back before their keys were purged: delete those keys now. The command runs with
   // every key locked (kKeyspaceWide), so no command sees them (cluster_migration.hpp).
   const std::vector<bool> regained = m.take_regained(*next);

@@ -128,11 +128,11 @@ void sunsubscribe_cmd(CommandContext& ctx) {
 }
 
 void publish_cmd(CommandContext& ctx) {
-  ctx.reply.integer(publish(ctx.server, ctx.worker, ctx.arg(1), ctx.arg(2)));
+  ctx.reply.integer(publish(ctx.server, ctx.worker.index(), ctx.arg(1), ctx.arg(2)));
 }
 
 void spublish_cmd(CommandContext& ctx) {
-  ctx.reply.integer(spublish(ctx.server, ctx.worker, ctx.arg(1), ctx.arg(2)));
+  ctx.reply.integer(spublish(ctx.server, ctx.worker.index(), ctx.arg(1), ctx.arg(2)));
 }
 
 // ---- PUBSUB ----

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/commands/common.hpp"
+#include "server/net/session.hpp"
 
 namespace kvlab::server {
 

@@ -1,10 +1,16 @@
-// A connection as CLIENT LIST, CLIENT INFO and the slow log describe it.
+// A connection as CLIENT LIST, CLIENT INFO and the slow log describe it, and the registry of them.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "server/core/command.hpp"
 
@@ -30,6 +36,62 @@ struct ClientInfo {
   std::atomic<bool> no_evict{false};
   // Guarded by ClientRegistry::mu_.
   std::string name, lib_name, lib_ver;
+};
+
+// Every connection of every worker, by id: CLIENT LIST, CLIENT KILL, tracking redirects.
+class ClientRegistry {
+ public:
+  void add(std::shared_ptr<ClientInfo> c);
+  void remove(std::uint64_t id);
+  // The client with this id, or nullptr (CLIENT TRACKING REDIRECT).
+  std::shared_ptr<ClientInfo> find(std::uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clients_.find(id);
+    return it == clients_.end() ? nullptr : it->second;
+  }
+  // The client's address and name, read under the registry lock from any thread (the slow log
+  // entry of a blocked client that another worker serves); false when it has gone.
+  bool addr_and_name(std::uint64_t id, std::string* addr, std::string* name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = clients_.find(id);
+    if (it == clients_.end()) return false;
+    *addr = it->second->addr;
+    *name = it->second->name;
+    return true;
+  }
+  // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
+  template <class F>
+  void for_each(F&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, c] : clients_) fn(*c);
+  }
+  // Removes, under one hold of the lock, every client for which keep_out(client) says so, and
+  // returns their (id, worker) pairs. CLIENT KILL: as in Redis, where a killed client is freed
+  // at once, it is gone from CLIENT LIST and from a second KILL's count before its worker has
+  // closed the socket.
+  template <class F>
+  std::vector<std::pair<std::uint64_t, unsigned>> remove_if(F&& keep_out) {
+    std::vector<std::pair<std::uint64_t, unsigned>> out;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (keep_out(*it->second)) {
+        out.emplace_back(it->first, it->second->worker);
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+  template <class F>
+  auto with_lock(F&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fn();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::uint64_t, std::shared_ptr<ClientInfo>> clients_;
 };
 
 }  // namespace kvlab::server

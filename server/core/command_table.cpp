@@ -769,8 +769,8 @@ void dispatch(CommandContext& ctx) {
                                            ctx.now_ms);
     // Keys evicted to make room are invalidated before this command's reply, as in Redis, which
     // evicts before it runs the command (no client modified them: no NOLOOP origin).
-    if (tracking_pending()) tracking_flush(ctx.server, ctx.worker, 0);
-    if (notify_pending()) notify_flush(ctx.server, ctx.worker);  // "evicted" before its events
+    if (tracking_pending()) tracking_flush(ctx.server, ctx.worker.index(), 0);
+    if (notify_pending()) notify_flush(ctx.server, ctx.worker.index());  // "evicted" before its events
   }
   if (nested == 0 && !conn.in_exec) t_oom_before_command = !room;
   if (!room) {
@@ -812,7 +812,7 @@ void dispatch(CommandContext& ctx) {
     ~Unnest() { --n; }
   } unnest{nested};
   // Client-side caching: a tracking client's read registers its keys before it reads them.
-  if (conn.tracking.on && (cmd->flags & kReadOnly)) tracking_before_read(ctx, *cmd);
+  if (conn.tracking.on && (cmd->flags & kReadOnly)) tracking_before_read(ctx, *cmd, ctx.server, conn.tracking, conn.id);
   run_gated(ctx, cmd);
 }
 

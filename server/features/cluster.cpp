@@ -223,10 +223,10 @@ Cluster::Cluster(ClusterMode mode, std::string my_id, std::string announce_ip, i
 
 Cluster::~Cluster() = default;
 
-Migrator& Cluster::migrator(Server& server) {
+Migrator& Cluster::migrator(Atomicity& gate, Db& db, unsigned slot_index) {
   // Created by KVLAB CLUSTER CONFIG, which runs with every key locked: one at a time.
   if (migrator_ == nullptr) {
-    migrator_ = std::make_unique<Migrator>(server);
+    migrator_ = std::make_unique<Migrator>(*this, gate, db, slot_index);
     // release: publishes the constructed Migrator to migrator_if_started() readers.
     migrator_seen_.store(migrator_.get(), std::memory_order_release);
   }

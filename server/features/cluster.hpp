@@ -39,7 +39,8 @@
 namespace kvlab::server {
 
 class Migrator;
-class Server;
+class Atomicity;
+class Db;
 
 inline constexpr int kClusterSlots = 16384;
 
@@ -124,8 +125,9 @@ class Cluster {
   // route() reduced to an error line (empty when the command may run here, presence aside).
   std::string check(std::span<const std::string_view> keys, int* slot) const;
 
-  // The cluster's live slot migration (cluster_migration.hpp), created on first use.
-  Migrator& migrator(Server& server);
+  // The cluster's live slot migration (cluster_migration.hpp), created on first use; slot_index is
+  // its own Atomicity slot (the workers use 0..threads-1).
+  Migrator& migrator(Atomicity& gate, Db& db, unsigned slot_index);
   // Any thread (CLUSTER INFO). acquire: pairs with the release store in migrator(); a reader
   // that sees the pointer sees the Migrator constructed.
   const Migrator* migrator_if_started() const {

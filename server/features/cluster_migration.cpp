@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "server/core/atomicity.hpp"
+#include "server/core/db.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
-#include "server/net/server.hpp"
 
 #if KVLAB_SERVER_HAVE_HIREDIS
 #include <hiredis/hiredis.h>
@@ -33,7 +33,8 @@ bool entitled(const ClusterConfig& cfg, unsigned slot, const std::string& node_i
 }
 }  // namespace
 
-Migrator::Migrator(Server& server) : server_(server), thread_([this] { run(); }) {}
+Migrator::Migrator(Cluster& cluster, Atomicity& gate, Db& db, unsigned slot_index)
+    : cluster_(cluster), gate_(gate), db_(db), slot_index_(slot_index), thread_([this] { run(); }) {}
 
 Migrator::~Migrator() {
   {
@@ -127,10 +128,10 @@ void Migrator::purge(const Job& job) {
     pending = purge_pending_;
   }
   if (std::find(pending.begin(), pending.end(), true) == pending.end()) return;
-  Cluster& cluster = server_.cluster();
-  Atomicity& gate = server_.atomicity();
-  Db& db = server_.db();
-  const unsigned slot_index = server_.config().threads;  // the migrator's Atomicity slot
+  Cluster& cluster = cluster_;
+  Atomicity& gate = gate_;
+  Db& db = db_;
+  const unsigned slot_index = slot_index_;
   // No key is inserted into a pending slot (it is neither owned nor imported here), so one scan
   // finds them all.
   std::vector<std::string> keys;
@@ -174,10 +175,10 @@ void Migrator::migrate(const Job& job) {
   set_state("failed", "kvlab-server was built without hiredis");
   return;
 #else
-  Cluster& cluster = server_.cluster();
-  Atomicity& gate = server_.atomicity();
-  Db& db = server_.db();
-  const unsigned slot_index = server_.config().threads;  // the migrator's Atomicity slot
+  Cluster& cluster = cluster_;
+  Atomicity& gate = gate_;
+  Db& db = db_;
+  const unsigned slot_index = slot_index_;
   // Still the configuration this job streams for? Checked inside the locks of every batch.
   auto current = [&] {
     std::lock_guard lock(mu_);

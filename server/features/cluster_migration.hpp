@@ -111,7 +111,8 @@ namespace kvlab::server {
 
 class Migrator {
  public:
-  explicit Migrator(Server& server);
+  // slot_index: the migrator's own Atomicity slot (one past the workers').
+  Migrator(Cluster& cluster, Atomicity& gate, Db& db, unsigned slot_index);
   ~Migrator();  // cancels the current migration and joins the thread
   Migrator(const Migrator&) = delete;
   Migrator& operator=(const Migrator&) = delete;
@@ -154,7 +155,10 @@ class Migrator {
   void freeze(const std::vector<std::string_view>& keys);
   void thaw(const std::vector<std::string_view>& keys);
 
-  Server& server_;
+  Cluster& cluster_;
+  Atomicity& gate_;
+  Db& db_;
+  const unsigned slot_index_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unique_ptr<Job> next_;  // guarded by mu_

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/features/host.hpp"
 #include "server/features/pubsub.hpp"
 
 namespace kvlab::server {
@@ -56,7 +57,7 @@ void notify_note(std::uint32_t cls, std::string_view event, std::string_view key
   t_notify_pending = true;
 }
 
-void notify_flush(Server& server, Worker& self) {
+void notify_flush(FeatureHost& server, unsigned self) {
   // Taken first: publish() flushes pending notifications itself, so the list must be empty (and
   // the flag clear) before it runs.
   std::vector<Noted> noted;

@@ -29,8 +29,7 @@
 
 namespace kvlab::server {
 
-class Server;
-class Worker;
+class FeatureHost;
 struct CommandContext;
 
 // Event classes, one bit each; K and E say which channels are published.
@@ -96,6 +95,6 @@ inline bool notify_pending() {
   return t_notify_pending;
 }
 // Publishes what the calling thread noted, in order, from worker `self`.
-void notify_flush(Server& server, Worker& self);
+void notify_flush(FeatureHost& server, unsigned self);
 
 }  // namespace kvlab::server

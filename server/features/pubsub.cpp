@@ -6,10 +6,9 @@
 #include <mutex>
 #include <new>
 
+#include "server/features/host.hpp"
 #include "server/features/notify.hpp"
-#include "server/net/server.hpp"
 #include "server/util/strings_util.hpp"
-#include "server/net/worker.hpp"
 
 namespace kvlab::server {
 
@@ -232,23 +231,23 @@ thread_local FanOut t_fan;
 
 // Called once the registry lock is released: posts to other workers, in order, then writes the
 // local receivers, then drops the publisher's frame references.
-void post_fan_out(Server& server, Worker& self, FanOut& f) {
+void post_fan_out(FeatureHost& server, unsigned self, FanOut& f) {
   for (unsigned w : f.touched) {
     auto& v = f.remote[w];
     PubSubBatch* b = PubSubBatch::make(static_cast<std::uint32_t>(v.size()));
     std::copy(v.begin(), v.end(), b->items());
-    server.worker(w).post(b);
+    server.post(w, b);
     v.clear();
   }
   f.touched.clear();
-  for (const PubSubEnvelope& e : f.local) self.deliver(e.conn, e.frame->bytes());
+  for (const PubSubEnvelope& e : f.local) server.deliver(self, e.conn, e.frame->bytes());
   f.local.clear();
   for (PubSubFrame* fr : f.frames) fr->release();
   f.frames.clear();
 }
 }  // namespace
 
-std::int64_t publish(Server& server, Worker& self, std::string_view channel,
+std::int64_t publish(FeatureHost& server, unsigned self, std::string_view channel,
                      std::string_view payload) {
   // Keyspace notifications the caller's writes noted go first (a script's or a transaction's
   // PUBLISH after a write; notify.hpp).
@@ -270,7 +269,7 @@ std::int64_t publish(Server& server, Worker& self, std::string_view channel,
   };
   auto add = [&](SubscriberRef s) {
     ++receivers;
-    if (s.worker == self.index()) {
+    if (s.worker == self) {
       f.local.push_back({frame, s.conn});
       return;
     }
@@ -303,7 +302,7 @@ std::int64_t publish(Server& server, Worker& self, std::string_view channel,
   return receivers;
 }
 
-std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
+std::int64_t spublish(FeatureHost& server, unsigned self, std::string_view channel,
                       std::string_view payload) {
   PubSubRegistry& reg = server.pubsub();
   if (reg.idle()) return 0;
@@ -316,7 +315,7 @@ std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
   reg.visit_shard_receivers(channel, [&](SubscriberRef s) {
     if (frame == nullptr) frame = PubSubFrame::make_message(channel, payload, "smessage");
     ++receivers;
-    if (s.worker == self.index()) {
+    if (s.worker == self) {
       f.local.push_back({frame, s.conn});
       return;
     }
@@ -331,15 +330,6 @@ std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
   }
   post_fan_out(server, self, f);
   return receivers;
-}
-
-void pubsub_forget(Server& server, unsigned worker, Connection& c) {
-  if (c.channels.empty() && c.patterns.empty() && c.shard_channels.empty()) return;
-  server.pubsub().remove_all({worker, c.id}, c.channels, c.patterns, c.shard_channels);
-  c.channels.clear();
-  c.patterns.clear();
-  c.shard_channels.clear();
-  c.update_pubsub_counts(server, worker);
 }
 
 }  // namespace kvlab::server

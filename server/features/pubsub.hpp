@@ -51,8 +51,7 @@
 
 namespace kvlab::server {
 
-class Server;
-class Worker;
+class FeatureHost;
 struct Connection;
 
 // Which connection a subscription belongs to; connection ids are unique for the process' life.
@@ -162,15 +161,12 @@ class PubSubRegistry {
 
 // PUBLISH from a handler running on `self`: delivers to every receiver and returns how many
 // there were (Redis's count: channel subscribers plus matching pattern subscriptions).
-std::int64_t publish(Server& server, Worker& self, std::string_view channel,
+std::int64_t publish(FeatureHost& server, unsigned self, std::string_view channel,
                      std::string_view payload);
 
 // SPUBLISH: delivers an `smessage` to every subscriber of shard channel `channel`; returns how
 // many there were.
-std::int64_t spublish(Server& server, Worker& self, std::string_view channel,
+std::int64_t spublish(FeatureHost& server, unsigned self, std::string_view channel,
                       std::string_view payload);
-
-// Drops every subscription of a connection that is closing (its worker's thread).
-void pubsub_forget(Server& server, unsigned worker, Connection& c);
 
 }  // namespace kvlab::server

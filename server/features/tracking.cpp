@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "server/core/client_info.hpp"
 #include "server/core/command.hpp"
+#include "server/features/host.hpp"
 #include "server/features/scripting.hpp"
-#include "server/net/server.hpp"
 #include "server/util/strings_util.hpp"
-#include "server/net/worker.hpp"
 
 namespace kvlab::server {
 
@@ -167,7 +167,7 @@ std::size_t TrackingRegistry::total_prefixes() {
   return prefixes_.size();
 }
 
-void TrackingRegistry::send_locked(Server& server, std::uint64_t id, Client& c,
+void TrackingRegistry::send_locked(FeatureHost& server, std::uint64_t id, Client& c,
                                    std::string_view keys_resp) {
   ThreadState& t = t_state;
   t_tracking_pending = true;
@@ -190,7 +190,7 @@ void TrackingRegistry::send_locked(Server& server, std::uint64_t id, Client& c,
   t.out.push_back({{c.worker, id}, std::move(f)});
 }
 
-void TrackingRegistry::invalidate_key_locked(Server& server, std::uint64_t origin,
+void TrackingRegistry::invalidate_key_locked(FeatureHost& server, std::uint64_t origin,
                                              std::string_view key) {
   auto it = table_.find(key);
   if (it == table_.end()) return;
@@ -207,7 +207,7 @@ void TrackingRegistry::invalidate_key_locked(Server& server, std::uint64_t origi
   }
 }
 
-void TrackingRegistry::remember(Server& server, std::uint64_t id,
+void TrackingRegistry::remember(FeatureHost& server, std::uint64_t id,
                                 std::span<const std::string_view> keys) {
   const std::int64_t max = g_max_keys.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
@@ -222,7 +222,7 @@ void TrackingRegistry::remember(Server& server, std::uint64_t id,
   evict_to_bound_locked(server, max);
 }
 
-void TrackingRegistry::evict_to_bound_locked(Server& server, std::int64_t max) {
+void TrackingRegistry::evict_to_bound_locked(FeatureHost& server, std::int64_t max) {
   // Invalidate keys until the table fits (Redis picks random keys; any will do).
   while (max > 0 && table_.size() > static_cast<std::size_t>(max)) {
     const std::string victim = table_.begin()->first;
@@ -230,13 +230,13 @@ void TrackingRegistry::evict_to_bound_locked(Server& server, std::int64_t max) {
   }
 }
 
-void TrackingRegistry::enforce_bound(Server& server) {
+void TrackingRegistry::enforce_bound(FeatureHost& server) {
   const std::int64_t max = g_max_keys.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   evict_to_bound_locked(server, max);
 }
 
-void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
+void TrackingRegistry::invalidate(FeatureHost& server, std::uint64_t origin,
                                   const std::vector<std::string>& keys, bool flushed) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!table_.empty())
@@ -259,7 +259,7 @@ void TrackingRegistry::invalidate(Server& server, std::uint64_t origin,
   }
 }
 
-void TrackingRegistry::broadcast(Server& server) {
+void TrackingRegistry::broadcast(FeatureHost& server) {
   std::lock_guard<std::mutex> lock(mu_);
   bcast_pending_.store(false, std::memory_order_relaxed);  // under mu_, with the keys taken
   if (bcast_keys_.empty()) return;
@@ -314,7 +314,7 @@ void tracking_note_flush() {
 namespace {
 
 // Turns the keys noted so far into messages in the outbox (delivered by tracking_flush()).
-void compute_noted(Server& server, std::uint64_t origin) {
+void compute_noted(FeatureHost& server, std::uint64_t origin) {
   ThreadState& t = t_state;
   if (t.keys.empty() && t.server_keys.empty() && !t.flushed) return;
   // The server's own changes first: an expiry removes a key before the command that found it
@@ -330,7 +330,7 @@ void compute_noted(Server& server, std::uint64_t origin) {
 
 }  // namespace
 
-void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
+void tracking_flush(FeatureHost& server, unsigned self, std::uint64_t origin) {
   ThreadState& t = t_state;
   compute_noted(server, origin);
   t_tracking_pending = false;
@@ -346,7 +346,7 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
         after.push_back(std::move(o.frame));
         return true;
       });
-      server.worker(u.worker).post_unblock(u.conn, u.b, std::move(u.reply), std::move(after));
+      server.post_unblock(u.worker, u.conn, u.b, std::move(u.reply), std::move(after));
     }
   }
   if (t.out.empty()) return;
@@ -357,8 +357,8 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
   out.swap(t.out);
   for (Outgoing& o : out) {
     PubSubFrame* f = PubSubFrame::make_raw(o.frame);
-    if (o.to.worker == self.index()) {
-      self.deliver(o.to.conn, f->bytes());
+    if (o.to.worker == self) {
+      server.deliver(self, o.to.conn, f->bytes());
       f->release();
     } else {
       t.remote[o.to.worker].push_back({f, o.to.conn});  // the envelope owns the reference
@@ -370,30 +370,30 @@ void tracking_flush(Server& server, Worker& self, std::uint64_t origin) {
     if (v.empty()) continue;
     PubSubBatch* b = PubSubBatch::make(static_cast<std::uint32_t>(v.size()));
     std::copy(v.begin(), v.end(), b->items());
-    server.worker(w).post(b);
+    server.post(w, b);
     v.clear();
   }
   out.clear();
   if (t.out.empty()) t.out.swap(out);  // keep the capacity
 }
 
-bool tracking_render(const Connection& c, std::string_view frame, std::string* out) {
+bool tracking_render(int resp, bool subscribed, std::string_view frame, std::string* out) {
   if (frame.size() < 2) return false;
   const char kind = frame[1];
   std::string_view payload = frame.substr(2);
   if (kind == kRedirBroken) {
-    if (c.resp != 3) return false;
+    if (resp != 3) return false;
     out->assign(">2\r\n$21\r\ntracking-redir-broken\r\n");
     out->append(payload);
     return true;
   }
-  if (c.resp == 3) {
+  if (resp == 3) {
     out->assign(">2\r\n$10\r\ninvalidate\r\n");
     out->append(payload.empty() ? std::string_view("_\r\n") : payload);
     return true;
   }
   // RESP2: only a redirect target in pub/sub mode can receive it, as a pub/sub message.
-  if (kind != kToRedirect || !c.subscribed()) return false;
+  if (kind != kToRedirect || !subscribed) return false;
   out->assign("*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
   out->append(payload.empty() ? std::string_view("$-1\r\n") : payload);
   return true;
@@ -401,8 +401,8 @@ bool tracking_render(const Connection& c, std::string_view frame, std::string* o
 
 // ---- hooks ----
 
-void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd) {
-  const TrackingFlags& t = ctx.conn.tracking;
+void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd, FeatureHost& server,
+                          const TrackingFlags& t, std::uint64_t conn_id) {
   if (t.bcast) return;
   if ((t.optin && !t.caching) || (t.optout && t.caching)) return;
   thread_local std::vector<std::size_t> idx;
@@ -426,14 +426,9 @@ void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd) {
   // as Redis invalidates at the write: a key written and then read by one transaction stays
   // tracked, with no message about the write that preceded the read. The messages still leave
   // after the reply (tracking_flush(), which t_tracking_pending keeps scheduled).
-  if (t_tracking_pending) compute_noted(ctx.server, ctx.conn.id);
-  ctx.server.tracking().remember(ctx.server, ctx.conn.id, keys);
+  if (t_tracking_pending) compute_noted(server, conn_id);
+  server.tracking().remember(server, conn_id, keys);
 }
 
-void tracking_forget(Server& server, Connection& c) {
-  if (!c.tracking.on) return;
-  server.tracking().disable(c.id);
-  c.tracking = TrackingFlags{};
-}
 
 }  // namespace kvlab::server

@@ -68,8 +68,7 @@
 
 namespace kvlab::server {
 
-class Server;
-class Worker;
+class FeatureHost;
 struct Connection;
 struct CommandContext;
 struct CommandSpec;
@@ -104,10 +103,10 @@ class TrackingRegistry {
   bool broken_redirect(std::uint64_t id);
 
   // Default mode: remembers that client `id` reads `keys` (before it reads them).
-  void remember(Server& server, std::uint64_t id, std::span<const std::string_view> keys);
+  void remember(FeatureHost& server, std::uint64_t id, std::span<const std::string_view> keys);
   // CONFIG SET tracking-table-max-keys: evicts keys (invalidating them) until the table fits the
   // new bound at once, as Redis's next event-loop iteration does, not at the next read.
-  void enforce_bound(Server& server);
+  void enforce_bound(FeatureHost& server);
 
   // INFO.
   std::size_t clients() const { return clients_.load(std::memory_order_relaxed); }
@@ -118,7 +117,7 @@ class TrackingRegistry {
   // Called by flush(): computes the messages for keys modified by client `origin` (0: none), and
   // the null invalidation when `flushed`, into the calling thread's outbox. Keys under a BCAST
   // prefix are only noted, for broadcast().
-  void invalidate(Server& server, std::uint64_t origin, const std::vector<std::string>& keys,
+  void invalidate(FeatureHost& server, std::uint64_t origin, const std::vector<std::string>& keys,
                   bool flushed);
   // BCAST mode sends as Redis does before it sleeps: the keys modified since the last broadcast,
   // one message per prefix and client (NOLOOP leaves out the keys that client modified last),
@@ -130,7 +129,7 @@ class TrackingRegistry {
     // them reads its own store, so none waits longer than that worker's current iteration.
     return bcast_pending_.load(std::memory_order_relaxed);
   }
-  void broadcast(Server& server);
+  void broadcast(FeatureHost& server);
 
  private:
   struct Client {
@@ -141,11 +140,11 @@ class TrackingRegistry {
   };
   // REQUIRES: mu_. Queues one message about `keys_resp` (an encoded array, or "" for the null
   // invalidation) for client id.
-  void send_locked(Server& server, std::uint64_t id, Client& c, std::string_view keys_resp);
+  void send_locked(FeatureHost& server, std::uint64_t id, Client& c, std::string_view keys_resp);
   // REQUIRES: mu_. Removes key's entry and queues its invalidations.
-  void invalidate_key_locked(Server& server, std::uint64_t origin, std::string_view key);
+  void invalidate_key_locked(FeatureHost& server, std::uint64_t origin, std::string_view key);
   // REQUIRES: mu_. Invalidates keys until the table holds at most max (0: no bound).
-  void evict_to_bound_locked(Server& server, std::int64_t max);
+  void evict_to_bound_locked(FeatureHost& server, std::int64_t max);
 
   std::mutex mu_;
   std::unordered_map<std::uint64_t, Client> clients_map_;
@@ -191,23 +190,24 @@ inline bool tracking_pending() {
   return t_tracking_pending;
 }
 // Sends what the calling thread noted (origin: the connection whose command ran, 0 for none).
-void tracking_flush(Server& server, Worker& self, std::uint64_t origin);
+void tracking_flush(FeatureHost& server, unsigned self, std::uint64_t origin);
 
-// dispatch(): a tracking connection runs a read-only command; remembers its keys when its mode
-// says so (default mode, OPTIN after CACHING YES, OPTOUT unless CACHING NO).
-void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd);
+// dispatch(): a tracking connection (conn_id, its flags t) runs a read-only command; remembers its
+// keys when its mode says so (default mode, OPTIN after CACHING YES, OPTOUT unless CACHING NO).
+void tracking_before_read(CommandContext& ctx, const CommandSpec& cmd, FeatureHost& server,
+                          const TrackingFlags& t, std::uint64_t conn_id);
 
 // The tag that starts a tracking frame inside a PubSubFrame (Worker::deliver renders it).
 inline constexpr char kTrackingFrameTag = '\x01';
-// Worker::deliver: the bytes to append to connection c for a tracking frame; false to drop.
-bool tracking_render(const Connection& c, std::string_view frame, std::string* out);
+// Worker::deliver: the bytes to append for a tracking frame to a connection speaking RESP `resp`
+// (subscribed: in RESP2 pub/sub mode); false to drop.
+bool tracking_render(int resp, bool subscribed, std::string_view frame, std::string* out);
 
-// CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO handlers (server/commands/tracking.cpp),
-// and the close hook.
+// CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO handlers (server/commands/tracking.cpp);
+// the close hook, tracking_forget(), is with the session (net/session.hpp).
 void client_tracking_cmd(CommandContext& ctx);
 void client_caching_cmd(CommandContext& ctx);
 void client_getredir_cmd(CommandContext& ctx);
 void client_trackinginfo_cmd(CommandContext& ctx);
-void tracking_forget(Server& server, Connection& c);
 
 }  // namespace kvlab::server

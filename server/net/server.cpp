@@ -18,15 +18,17 @@
 
 namespace kvlab::server {
 
-void ClientRegistry::add(std::shared_ptr<ClientInfo> c) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const std::uint64_t id = c->id;
-  clients_.emplace(id, std::move(c));
+void Server::deliver(unsigned self, std::uint64_t conn, std::string_view bytes) {
+  worker(self).deliver(conn, bytes);
 }
 
-void ClientRegistry::remove(std::uint64_t id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  clients_.erase(id);
+void Server::post(unsigned w, PubSubBatch* batch) {
+  worker(w).post(batch);
+}
+
+void Server::post_unblock(unsigned w, std::uint64_t conn, const BlockedClient* b, std::string reply,
+                          std::vector<std::string> after) {
+  worker(w).post_unblock(conn, b, std::move(reply), std::move(after));
 }
 
 void Server::pause(std::int64_t end_ms, PauseClass c, std::int64_t now_ms) {

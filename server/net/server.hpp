@@ -24,6 +24,7 @@
 #include "server/features/cluster.hpp"
 #include "server/core/db.hpp"
 #include "server/features/eviction.hpp"
+#include "server/features/host.hpp"
 #include "server/features/monitor.hpp"
 #include "server/data/object.hpp"
 #include "server/features/pubsub.hpp"
@@ -122,61 +123,6 @@ struct ErrorStats {
   void add(std::string_view code);  // owning worker only
 };
 
-class ClientRegistry {
- public:
-  void add(std::shared_ptr<ClientInfo> c);
-  void remove(std::uint64_t id);
-  // The client with this id, or nullptr (CLIENT TRACKING REDIRECT).
-  std::shared_ptr<ClientInfo> find(std::uint64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = clients_.find(id);
-    return it == clients_.end() ? nullptr : it->second;
-  }
-  // The client's address and name, read under the registry lock from any thread (the slow log
-  // entry of a blocked client that another worker serves); false when it has gone.
-  bool addr_and_name(std::uint64_t id, std::string* addr, std::string* name) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = clients_.find(id);
-    if (it == clients_.end()) return false;
-    *addr = it->second->addr;
-    *name = it->second->name;
-    return true;
-  }
-  // Applies fn to every client under the registry lock (CLIENT LIST); fn must not block.
-  template <class F>
-  void for_each(F&& fn) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, c] : clients_) fn(*c);
-  }
-  // Removes, under one hold of the lock, every client for which keep_out(client) says so, and
-  // returns their (id, worker) pairs. CLIENT KILL: as in Redis, where a killed client is freed
-  // at once, it is gone from CLIENT LIST and from a second KILL's count before its worker has
-  // closed the socket.
-  template <class F>
-  std::vector<std::pair<std::uint64_t, unsigned>> remove_if(F&& keep_out) {
-    std::vector<std::pair<std::uint64_t, unsigned>> out;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = clients_.begin(); it != clients_.end();) {
-      if (keep_out(*it->second)) {
-        out.emplace_back(it->first, it->second->worker);
-        it = clients_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    return out;
-  }
-  template <class F>
-  auto with_lock(F&& fn) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return fn();
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::uint64_t, std::shared_ptr<ClientInfo>> clients_;
-};
-
 // One worker's counters, on its own cache line so that workers never share a line they write.
 struct alignas(64) WorkerStats {
   // Written only by the owning worker (relaxed: a counter, read approximately by INFO).
@@ -216,7 +162,7 @@ struct StatTotals {
 
 class Worker;
 
-class Server {
+class Server final : public FeatureHost {
  public:
   explicit Server(Config config, std::unique_ptr<Keyspace> ks, std::string backend_name);
   ~Server();
@@ -236,16 +182,22 @@ class Server {
   Keyspace& keyspace() { return *ks_; }
   Db& db() { return db_; }
   BlockingRegistry& blocking() { return blocking_; }
-  TrackingRegistry& tracking() { return tracking_; }
+  TrackingRegistry& tracking() override { return tracking_; }
   Atomicity& atomicity() { return *atomicity_; }
   Cluster& cluster() { return *cluster_; }
   Eviction& eviction() { return *eviction_; }
   const Config& config() const { return config_; }
   std::string_view backend_name() const { return backend_name_; }
-  unsigned num_workers() const { return static_cast<unsigned>(workers_.size()); }
+  unsigned num_workers() const override { return static_cast<unsigned>(workers_.size()); }
   Worker& worker(unsigned i) { return *workers_[i]; }
+  // FeatureHost (features/host.hpp): the workers' delivery, for pub/sub, tracking and
+  // notifications.
+  void deliver(unsigned self, std::uint64_t conn, std::string_view bytes) override;
+  void post(unsigned worker, PubSubBatch* batch) override;
+  void post_unblock(unsigned worker, std::uint64_t conn, const BlockedClient* b, std::string reply,
+                    std::vector<std::string> after) override;
   WorkerStats& stats(unsigned i) { return stats_[i]; }
-  ClientRegistry& clients() { return clients_; }
+  ClientRegistry& clients() override { return clients_; }
   int port() const { return config_.port; }
 
   std::uint64_t next_client_id() { return next_client_id_.fetch_add(1, std::memory_order_relaxed); }
@@ -281,7 +233,7 @@ class Server {
   StatTotals stat_totals();
   void reset_stats();
 
-  PubSubRegistry& pubsub() { return pubsub_; }
+  PubSubRegistry& pubsub() override { return pubsub_; }
   // The pubsub class of client-output-buffer-limit (CONFIG SET may change it at any time).
   ObufLimit pubsub_obuf_limit() const {
     // relaxed: three independent settings; a delivery that mixes an old and a new one is harmless.

@@ -3,11 +3,26 @@
 #include <atomic>
 
 #include "server/features/pubsub.hpp"
-#include "server/net/server.hpp"
 #include "server/features/tracking.hpp"
+#include "server/net/server.hpp"
 #include "server/net/worker.hpp"
 
 namespace kvlab::server {
+
+void pubsub_forget(Server& server, unsigned worker, Connection& c) {
+  if (c.channels.empty() && c.patterns.empty() && c.shard_channels.empty()) return;
+  server.pubsub().remove_all({worker, c.id}, c.channels, c.patterns, c.shard_channels);
+  c.channels.clear();
+  c.patterns.clear();
+  c.shard_channels.clear();
+  c.update_pubsub_counts(server, worker);
+}
+
+void tracking_forget(Server& server, Connection& c) {
+  if (!c.tracking.on) return;
+  server.tracking().disable(c.id);
+  c.tracking = TrackingFlags{};
+}
 
 void discard_transaction(Server& server, Connection& c) {
   c.tx.reset();

@@ -14,6 +14,10 @@ namespace kvlab::server {
 struct Connection;
 class Server;
 
+// Drops every subscription of the connection (channels, patterns, shard channels).
+void pubsub_forget(Server& server, unsigned worker, Connection& c);
+// Turns CLIENT TRACKING off for the connection (CLIENT TRACKING OFF, RESET, close).
+void tracking_forget(Server& server, Connection& c);
 // MULTI ends and the watched keys are forgotten (DISCARD, EXEC, an EXEC that dispatch rejects).
 void discard_transaction(Server& server, Connection& c);
 

@@ -274,7 +274,7 @@ void Worker::run() {
       sweep_expired(now);
     // Keyspace notifications of the sweep, of evictions and of blocked clients served here.
     if (notify_pending()) {
-      notify_flush(server_, *this);
+      notify_flush(server_, index_);
       if (!touched_.empty()) flush_touched();
     }
     if (tracking_pending() || server_.tracking().broadcast_pending()) {  // expired keys
@@ -510,9 +510,9 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   // CLIENT CACHING YES/NO applies to the next command only; inside MULTI, to the transaction.
   if (c.tracking.caching && !c.tx && !iequals(args[0], "client")) c.tracking.caching = false;
   // Invalidations this command caused leave after its reply (a plain thread-local read).
-  if (tracking_pending()) tracking_flush(server_, *this, c.id);
+  if (tracking_pending()) tracking_flush(server_, index_, c.id);
   // Keyspace notifications too, after the reply and any truncation of it (notify.hpp).
-  if (notify_pending()) notify_flush(server_, *this);
+  if (notify_pending()) notify_flush(server_, index_);
   WorkerStats& st = server_.stats(index_);
   add_relaxed(st.commands, 1);
   if (reply.errors() != 0) {
@@ -623,10 +623,10 @@ void Worker::close_connection(Connection* c) {
 }
 
 void Worker::broadcast_tracking() {
-  if (tracking_pending()) tracking_flush(server_, *this, 0);  // notes of no command: the sweep's
+  if (tracking_pending()) tracking_flush(server_, index_, 0);  // notes of no command: the sweep's
   if (!server_.tracking().broadcast_pending()) return;
   server_.tracking().broadcast(server_);
-  tracking_flush(server_, *this, 0);
+  tracking_flush(server_, index_, 0);
 }
 
 bool Worker::enforce_obuf_limit(Connection& c, const ObufLimit& lim, const char* cls) {

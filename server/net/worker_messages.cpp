@@ -243,7 +243,7 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   if (c.close_after_reply) return;  // QUIT, or already over the limit: Redis drops it too
   std::string rendered;
   if (!bytes.empty() && bytes[0] == kTrackingFrameTag) {
-    if (!tracking_render(c, bytes, &rendered)) return;  // not receivable here (RESP2)
+    if (!tracking_render(c.resp, c.subscribed(), bytes, &rendered)) return;  // not receivable here (RESP2)
     bytes = rendered;
   }
   if (c.resp == 3 && !bytes.empty() && bytes[0] == '*') {
