@@ -17,13 +17,6 @@
 namespace kvlab::server {
 namespace {
 
-constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";
-constexpr std::string_view kBadTtl = "ERR Invalid TTL value, must be >= 0";
-constexpr std::string_view kBadIdletime = "ERR Invalid IDLETIME value, must be >= 0";
-constexpr std::string_view kBadFreq = "ERR Invalid FREQ value, must be >= 0 and <= 255";
-constexpr std::string_view kBadPayload = "ERR DUMP payload version or checksum are wrong";
-constexpr std::string_view kBadFormat = "ERR Bad data format";
-
 // The key's live value (a container emptied meanwhile counts as absent). read_lookup: as
 // read_live's (RESTORE looks its key up as a write: no "keymiss").
 bool live_value(CommandContext& ctx, std::string_view key, Value* out, bool read_lookup = true) {
@@ -68,7 +61,7 @@ void restore_cmd(CommandContext& ctx) {
     } else if (iequals(a, "idletime") && more && !freq) {
       if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
       if (n < 0) {
-        ctx.reply.error(kBadIdletime);
+        ctx.reply.error(err::kRestoreBadIdletime);
         return;
       }
       idle = true;
@@ -76,7 +69,7 @@ void restore_cmd(CommandContext& ctx) {
     } else if (iequals(a, "freq") && more && !idle) {
       if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
       if (n < 0 || n > 255) {
-        ctx.reply.error(kBadFreq);
+        ctx.reply.error(err::kRestoreBadFreq);
         return;
       }
       freq = true;
@@ -89,22 +82,22 @@ void restore_cmd(CommandContext& ctx) {
   const std::string_view key = ctx.arg(1);
   Value existing;
   if (!replace && live_value(ctx, key, &existing, false)) {
-    ctx.reply.error(kBusyKey);
+    ctx.reply.error(err::kBusyKey);
     return;
   }
   std::int64_t ttl = 0;
   if (!arg_i64(ctx, ctx.arg(2), &ttl)) return;
   if (ttl < 0) {
-    ctx.reply.error(kBadTtl);
+    ctx.reply.error(err::kRestoreBadTtl);
     return;
   }
   ObjectRef obj;
   switch (rdb::load_payload(ctx.arg(3), &obj)) {
     case rdb::LoadStatus::kBadVersionOrChecksum:
-      ctx.reply.error(kBadPayload);
+      ctx.reply.error(err::kDumpPayload);
       return;
     case rdb::LoadStatus::kBadFormat:
-      ctx.reply.error(kBadFormat);
+      ctx.reply.error(err::kBadDataFormat);
       return;
     case rdb::LoadStatus::kOk:
       break;

@@ -28,6 +28,7 @@
 #include "server/commands/containers.hpp"
 #include "server/data/geohash.hpp"
 #include "server/data/set_types.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -46,7 +47,7 @@ double parse_unit(CommandContext& ctx, std::string_view u) {
   if (token(u, "km")) return 1000;
   if (token(u, "ft")) return 0.3048;
   if (token(u, "mi")) return 1609.34;
-  ctx.reply.error("ERR unsupported unit provided. please use M, KM, FT, MI");
+  ctx.reply.error(err::kGeoUnit);
   return -1;
 }
 
@@ -64,10 +65,7 @@ bool parse_lonlat(CommandContext& ctx, std::size_t at, double* xy) {
     return false;
   if (xy[0] < geo::kLonMin || xy[0] > geo::kLonMax || xy[1] < geo::kLatMin ||
       xy[1] > geo::kLatMax) {
-    // "%f" of 1e308 is 309 digits and 7 more characters.
-    char buf[800];
-    std::snprintf(buf, sizeof buf, "ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
-    ctx.reply.error(buf);
+    ctx.reply.error(err::invalid_lonlat(xy[0], xy[1]));
     return false;
   }
   return true;
@@ -76,9 +74,9 @@ bool parse_lonlat(CommandContext& ctx, std::size_t at, double* xy) {
 // argv[at] (radius) and argv[at + 1] (unit).
 bool parse_radius(CommandContext& ctx, std::size_t at, Shape* s) {
   double r = 0;
-  if (!parse_float(ctx, ctx.arg(at), &r, "ERR need numeric radius")) return false;
+  if (!parse_float(ctx, ctx.arg(at), &r, err::kGeoRadiusNotNumeric)) return false;
   if (r < 0) {
-    ctx.reply.error("ERR radius cannot be negative");
+    ctx.reply.error(err::kGeoRadiusNegative);
     return false;
   }
   s->radius = r;
@@ -91,11 +89,11 @@ bool parse_radius(CommandContext& ctx, std::size_t at, Shape* s) {
 // argv[at..at+2]: width height unit.
 bool parse_box(CommandContext& ctx, std::size_t at, Shape* s) {
   double w = 0, h = 0;
-  if (!parse_float(ctx, ctx.arg(at), &w, "ERR need numeric width") ||
-      !parse_float(ctx, ctx.arg(at + 1), &h, "ERR need numeric height"))
+  if (!parse_float(ctx, ctx.arg(at), &w, err::kGeoWidthNotNumeric) ||
+      !parse_float(ctx, ctx.arg(at + 1), &h, err::kGeoHeightNotNumeric))
     return false;
   if (h < 0 || w < 0) {
-    ctx.reply.error("ERR height or width cannot be negative");
+    ctx.reply.error(err::kGeoBoxNegative);
     return false;
   }
   s->height = h;
@@ -432,7 +430,7 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
     base = 5;
     const ZSkipList::Node* n = z->find(ctx.arg(2));
     if (n == nullptr || !geo::decode_score(n->score, shape.xy)) {
-      ctx.reply.error("ERR could not decode requested zset member");
+      ctx.reply.error(err::kGeoDecode);
       return;
     }
     if (!parse_radius(ctx, 3, &shape)) return;
@@ -469,7 +467,7 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
     } else if (token(arg, "count") && i + 1 < remaining) {
       if (!arg_i64(ctx, ctx.arg(at + 1), &count)) return;
       if (count <= 0) {
-        ctx.reply.error("ERR COUNT must be > 0");
+        ctx.reply.error(err::kGeoCountPositive);
         return;
       }
       ++i;
@@ -485,7 +483,7 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
       if (z != nullptr) {
         const ZSkipList::Node* n = z->find(ctx.arg(at + 1));
         if (n == nullptr || !geo::decode_score(n->score, shape.xy)) {
-          ctx.reply.error("ERR could not decode requested zset member");
+          ctx.reply.error(err::kGeoDecode);
           return;
         }
       }
@@ -512,23 +510,19 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
   }
 
   if (store && (withdist || withhash || withcoord)) {
-    ctx.reply.error(std::string("ERR ") +
-                    ((flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS") +
-                    " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
+    ctx.reply.error((flags & kSearchStore) ? err::kGeoSearchStoreWith : err::kGeoRadiusStoreWith);
     return;
   }
   if (search && !(frommember || fromlonlat)) {
-    ctx.reply.error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
-                    std::string(ctx.arg(0)));
+    ctx.reply.error(err::geo_from_one(ctx.arg(0)));
     return;
   }
   if (search && !(byradius || bybox)) {
-    ctx.reply.error("ERR exactly one of BYRADIUS and BYBOX can be specified for " +
-                    std::string(ctx.arg(0)));
+    ctx.reply.error(err::geo_by_one(ctx.arg(0)));
     return;
   }
   if (any && count == 0) {
-    ctx.reply.error("ERR the ANY argument requires COUNT argument");
+    ctx.reply.error(err::kGeoAnyNeedsCount);
     return;
   }
 

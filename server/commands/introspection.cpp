@@ -47,7 +47,7 @@ void slowlog_get_cmd(CommandContext& ctx) {
   }
   std::int64_t count = 10;
   if (ctx.argc() == 3 && (!parse_i64(ctx.arg(2), &count) || count < -1)) {
-    ctx.reply.error("ERR count should be greater than or equal to -1");
+    ctx.reply.error(err::kCountAtLeastMinusOne);
     return;
   }
   const std::vector<SlowlogEntry> entries = slowlog_get(count);
@@ -153,8 +153,7 @@ void latency_graph_cmd(CommandContext& ctx) {
   const std::vector<LatencyEvent> events = latency_events();
   const LatencyEvent* e = find_event(events, event_arg(ctx.arg(2)));
   if (e == nullptr || e->samples.empty()) {
-    ctx.reply.error("ERR No samples available for event '" + std::string(event_arg(ctx.arg(2))) +
-                    "'");
+    ctx.reply.error(err::latency_no_samples(event_arg(ctx.arg(2))));
     return;
   }
   std::uint32_t lo = e->samples.front().latency_ms, hi = lo;

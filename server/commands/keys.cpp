@@ -596,8 +596,6 @@ void object_encoding_cmd(CommandContext& ctx) {
 // The access word (server/features/eviction.hpp): FREQ answers the decayed LFU counter under an LFU
 // policy, IDLETIME the seconds since the last access under the others (Redis's errors otherwise).
 // SIEVE and S3-FIFO keep a read count in the word: neither is tracked there.
-constexpr std::string_view kIdletimeNotTracked =
-    "ERR A SIEVE or S3-FIFO maxmemory policy is selected, idle time not tracked.";
 
 void object_freq_cmd(CommandContext& ctx) {
   Value v;
@@ -619,7 +617,7 @@ void object_idletime_cmd(CommandContext& ctx) {
     return;
   }
   if (!ev.lru()) {
-    ctx.reply.error(kIdletimeNotTracked);
+    ctx.reply.error(err::kIdletimeNotTracked);
     return;
   }
   ctx.reply.integer(ev.idle_ms(*v.obj, ctx.now_ms) / 1000);
@@ -777,9 +775,7 @@ const CommandSpec kKeyCommands[] = {
 
 bool can_walk(CommandContext& ctx) {
   if (ctx.ks.traits().concurrent_for_each || ctx.server.num_workers() == 1) return true;
-  ctx.reply.error("ERR backend " + std::string(ctx.ks.traits().name) +
-                  " cannot iterate keys while other workers write (no concurrent_for_each); "
-                  "restart with --threads 1 or another backend");
+  ctx.reply.error(err::cannot_walk(ctx.ks.traits().name));
   return false;
 }
 

@@ -45,9 +45,6 @@ namespace {
 
 using U = Update<Value>;
 
-constexpr std::string_view kKeysNeedsEmpty =
-    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
-
 // The keys of MIGRATE for the atomicity layer and COMMAND GETKEYS: argv[3], or, in the extended
 // form (argv[3] empty and a KEYS option), the arguments after KEYS; AUTH and AUTH2 take their
 // arguments, which are never keys.
@@ -163,7 +160,7 @@ void migrate_cmd(CommandContext& ctx) {
       has_password = has_username = true;
     } else if (iequals(a, "keys")) {
       if (!ctx.arg(3).empty()) {
-        ctx.reply.error(kKeysNeedsEmpty);
+        ctx.reply.error(err::kMigrateKeysNeedsEmpty);
         return;
       }
       first_key = j + 1;
@@ -180,7 +177,7 @@ void migrate_cmd(CommandContext& ctx) {
 
 #if !KVLAB_SERVER_HAVE_HIREDIS
   (void)copy, (void)replace, (void)first_key, (void)num_keys, (void)has_username;
-  ctx.reply.error("ERR MIGRATE needs kvlab-server built with hiredis");
+  ctx.reply.error(err::kMigrateNoHiredis);
 #else
   // The keys here, serialized now: nothing changes them until this command ends (its locks).
   std::vector<Moving> moving;
@@ -216,7 +213,7 @@ void migrate_cmd(CommandContext& ctx) {
     redisContext* c = s != nullptr ? s->ctx.get() : nullptr;
     if (c == nullptr) {
       // Redis connects without waiting and finds the refusal when it writes.
-      ctx.reply.error("IOERR error or timeout writing to target instance");
+      ctx.reply.error(err::kIoErrWrite);
       return;
     }
     if (has_password) {
@@ -291,7 +288,7 @@ void migrate_cmd(CommandContext& ctx) {
     if (!target_error.empty()) s->last_db = -1;  // the target may not have selected it
     if (write_error || socket_error) close_socket(host, port);  // invalidates s and c
     if (!target_error.empty()) {
-      ctx.reply.error("ERR Target instance replied with error: " + target_error);
+      ctx.reply.error(err::migrate_target_error(target_error));
       return;
     }
     if (write_error || socket_error) {
@@ -301,8 +298,7 @@ void migrate_cmd(CommandContext& ctx) {
         may_retry = false;
         continue;
       }
-      ctx.reply.error(write_error ? "IOERR error or timeout writing to target instance"
-                                  : "IOERR error or timeout reading to target instance");
+      ctx.reply.error(write_error ? err::kIoErrWrite : err::kIoErrRead);
       return;
     }
     s->last_db = db;

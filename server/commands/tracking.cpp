@@ -20,13 +20,13 @@ void client_tracking_cmd(CommandContext& ctx) {
     if (iequals(o, "redirect") && more) {
       ++j;
       if (redirect != 0) {
-        ctx.reply.error("ERR A client can only redirect to a single other client");
+        ctx.reply.error(err::kTrackingRedirectOne);
         return;
       }
       if (!arg_i64(ctx, ctx.arg(j), &redirect)) return;
       // Required to exist now, even though it may disconnect later (Redis's sanity check).
       if (redirect <= 0 || !ctx.server.clients().find(static_cast<std::uint64_t>(redirect))) {
-        ctx.reply.error("ERR The client ID you want redirect to does not exist");
+        ctx.reply.error(err::kTrackingRedirectMissing);
         return;
       }
     } else if (iequals(o, "bcast")) {
@@ -48,27 +48,25 @@ void client_tracking_cmd(CommandContext& ctx) {
   TrackingRegistry& reg = ctx.server.tracking();
   if (iequals(ctx.arg(2), "on")) {
     if (!bcast && !prefixes.empty()) {
-      ctx.reply.error("ERR PREFIX option requires BCAST mode to be enabled");
+      ctx.reply.error(err::kTrackingPrefixNeedsBcast);
       return;
     }
     if (t.on && t.bcast != bcast) {
       ctx.reply.error(
-          "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
-          "then re-enabling it with a different mode.");
+          err::kTrackingBcastSwitch);
       return;
     }
     if (bcast && (optin || optout)) {
-      ctx.reply.error("ERR OPTIN and OPTOUT are not compatible with BCAST");
+      ctx.reply.error(err::kTrackingOptBcast);
       return;
     }
     if (optin && optout) {
-      ctx.reply.error("ERR You can't specify both OPTIN mode and OPTOUT mode");
+      ctx.reply.error(err::kTrackingOptInAndOut);
       return;
     }
     if ((optin && t.optout) || (optout && t.optin)) {
       ctx.reply.error(
-          "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
-          "then re-enabling it with a different mode.");
+          err::kTrackingOptSwitch);
       return;
     }
     if (bcast) {
@@ -97,21 +95,20 @@ void client_caching_cmd(CommandContext& ctx) {
   TrackingFlags& t = ctx.conn.tracking;
   if (!t.on) {
     ctx.reply.error(
-        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
-        "OPTOUT mode enabled");
+        err::kCachingNeedsOpt);
     return;
   }
   const std::string_view o = ctx.arg(2);
   if (iequals(o, "yes")) {
     if (!t.optin) {
       ctx.reply.error(
-          "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+          err::kCachingYesNeedsOptIn);
       return;
     }
   } else if (iequals(o, "no")) {
     if (!t.optout) {
       ctx.reply.error(
-          "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+          err::kCachingNoNeedsOptOut);
       return;
     }
   } else {
