@@ -491,7 +491,7 @@ bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error)
     return false;
   server.blocking().remove(*b);
   end_wait(ctx, *b,
-           with_error ? "-" + std::string(err::kUnblocked) + "\r\n"
+           with_error                  ? "-" + std::string(err::kUnblocked) + "\r\n"
            : !b->timeout_reply.empty() ? b->timeout_reply
                                        : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"),
            WaitEnd::kUnblocked);

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/set_types.hpp"
 #include "server/data/stream.hpp"
@@ -501,13 +502,11 @@ void debug_cmd(CommandContext& ctx) {
                  ctx.arg(2).data());
     ctx.reply.ok();
   } else if (iequals(sub, "reload")) {
-    for (std::size_t j = 2; j < argc; ++j) {
-      if (!iequals(ctx.arg(j), "merge") && !iequals(ctx.arg(j), "noflush") &&
-          !iequals(ctx.arg(j), "nosave")) {
-        ctx.reply.error(err::kDebugReloadOptions);
-        return;
-      }
-    }
+    ArgParser p(ctx.argv, 2);
+    while (!p.done())
+      if (!p.check("merge") && !p.check("noflush") && !p.check("nosave"))
+        p.fail(err::kDebugReloadOptions);
+    if (p.reply_error(ctx.reply)) return;
     ctx.reply.ok();
   } else if ((iequals(sub, "change-repl-id") && argc == 2) ||
              (iequals(sub, "pause-cron") && argc == 3)) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
@@ -50,35 +51,23 @@ void dump_cmd(CommandContext& ctx) {
 void restore_cmd(CommandContext& ctx) {
   bool replace = false, absttl = false, idle = false, freq = false;
   std::int64_t idle_s = -1, freq_n = -1;
-  for (std::size_t j = 4; j < ctx.argc(); ++j) {
-    const std::string_view a = ctx.arg(j);
-    const bool more = j + 1 < ctx.argc();
-    std::int64_t n = 0;
-    if (iequals(a, "replace")) {
+  ArgParser p(ctx.argv, 4);
+  while (!p.done()) {
+    if (p.check("replace")) {
       replace = true;
-    } else if (iequals(a, "absttl")) {
+    } else if (p.check("absttl")) {
       absttl = true;
-    } else if (iequals(a, "idletime") && more && !freq) {
-      if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
-      if (n < 0) {
-        ctx.reply.error(err::kRestoreBadIdletime);
-        return;
-      }
+    } else if (!freq && p.check("idletime", 1)) {  // IDLETIME and FREQ exclude each other
+      idle_s = p.next_int(0, std::numeric_limits<std::int64_t>::max(), err::kRestoreBadIdletime);
       idle = true;
-      idle_s = n;
-    } else if (iequals(a, "freq") && more && !idle) {
-      if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
-      if (n < 0 || n > 255) {
-        ctx.reply.error(err::kRestoreBadFreq);
-        return;
-      }
+    } else if (!idle && p.check("freq", 1)) {
+      freq_n = p.next_int(0, 255, err::kRestoreBadFreq);
       freq = true;
-      freq_n = n;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   const std::string_view key = ctx.arg(1);
   Value existing;
   if (!replace && live_value(ctx, key, &existing, false)) {

@@ -769,8 +769,7 @@ void pfselftest_cmd(CommandContext& ctx) {
     const double err = std::fabs(static_cast<double>(checkpoint) - static_cast<double>(est));
     const double maxerr = j == 10 ? 1 : std::ceil(relerr * 6 * static_cast<double>(checkpoint));
     if (err > maxerr) {
-      ctx.reply.error(
-          err::selftest_too_big_error(checkpoint, static_cast<std::uint64_t>(err)));
+      ctx.reply.error(err::selftest_too_big_error(checkpoint, static_cast<std::uint64_t>(err)));
       return;
     }
     checkpoint *= 10;

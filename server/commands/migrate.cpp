@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "server/features/cluster.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
@@ -144,33 +145,32 @@ void migrate_cmd(CommandContext& ctx) {
   std::string_view username, password;
   bool has_password = false, has_username = false;
   std::size_t first_key = 3, num_keys = 1;
-  for (std::size_t j = 6; j < ctx.argc(); ++j) {
-    const std::string_view a = ctx.arg(j);
-    const std::size_t more = ctx.argc() - 1 - j;
-    if (iequals(a, "copy")) {
+  ArgParser p(ctx.argv, 6);
+  while (!p.done()) {
+    if (p.check("copy")) {
       copy = true;
-    } else if (iequals(a, "replace")) {
+    } else if (p.check("replace")) {
       replace = true;
-    } else if (iequals(a, "auth") && more >= 1) {
-      password = ctx.arg(++j);
+    } else if (p.check("auth", 1)) {
+      password = p.next();
       has_password = true;
-    } else if (iequals(a, "auth2") && more >= 2) {
-      username = ctx.arg(++j);
-      password = ctx.arg(++j);
+    } else if (p.check("auth2", 2)) {
+      username = p.next();
+      password = p.next();
       has_password = has_username = true;
-    } else if (iequals(a, "keys")) {
+    } else if (p.check("keys")) {  // the rest are the keys
       if (!ctx.arg(3).empty()) {
-        ctx.reply.error(err::kMigrateKeysNeedsEmpty);
-        return;
+        p.fail(err::kMigrateKeysNeedsEmpty);
+        break;
       }
-      first_key = j + 1;
-      num_keys = ctx.argc() - j - 1;
+      first_key = p.index();
+      num_keys = p.left();
       break;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   std::int64_t timeout = 0, db = 0;
   if (!arg_i64(ctx, ctx.arg(5), &timeout) || !arg_i64(ctx, ctx.arg(4), &db)) return;
   if (timeout <= 0) timeout = 1000;

@@ -316,7 +316,8 @@ inline std::string cannot_walk(std::string_view backend) {
 
 // HyperLogLog (server/commands/hyperloglog.cpp); TESTFAILED is PFSELFTEST's code.
 namespace kvlab::server::err {
-inline constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kNotHll =
+    "WRONGTYPE Key is not a valid HyperLogLog string value.";
 inline constexpr std::string_view kHllCorrupt = "INVALIDOBJ Corrupted HLL object detected";
 inline constexpr std::string_view kKeyDoesNotExist = "ERR The specified key does not exist";
 inline constexpr std::string_view kHllNotSparse = "ERR HLL encoding is not sparse";
@@ -326,8 +327,8 @@ inline std::string pfdebug_unknown(std::string_view sub) {
 inline constexpr std::string_view kSelftestNotSparse = "TESTFAILED sparse encoding not used";
 inline constexpr std::string_view kSelftestDisagree = "TESTFAILED dense/sparse disagree";
 inline std::string selftest_register(long index, int expected, int got) {
-  return "TESTFAILED Register " + std::to_string(index) + " should be " +
-         std::to_string(expected) + " but is " + std::to_string(got);
+  return "TESTFAILED Register " + std::to_string(index) + " should be " + std::to_string(expected) +
+         " but is " + std::to_string(got);
 }
 inline std::string selftest_too_big_error(std::uint64_t card, std::uint64_t abserr) {
   return "TESTFAILED Too big error. card:" + std::to_string(card) +
@@ -366,7 +367,8 @@ inline constexpr std::string_view kDebugMemoryValue =
 
 // Geo commands (server/commands/geo.cpp).
 namespace kvlab::server::err {
-inline constexpr std::string_view kGeoUnit = "ERR unsupported unit provided. please use M, KM, FT, MI";
+inline constexpr std::string_view kGeoUnit =
+    "ERR unsupported unit provided. please use M, KM, FT, MI";
 inline constexpr std::string_view kGeoRadiusNotNumeric = "ERR need numeric radius";
 inline constexpr std::string_view kGeoWidthNotNumeric = "ERR need numeric width";
 inline constexpr std::string_view kGeoHeightNotNumeric = "ERR need numeric height";
@@ -374,7 +376,8 @@ inline constexpr std::string_view kGeoRadiusNegative = "ERR radius cannot be neg
 inline constexpr std::string_view kGeoBoxNegative = "ERR height or width cannot be negative";
 inline constexpr std::string_view kGeoDecode = "ERR could not decode requested zset member";
 inline constexpr std::string_view kGeoCountPositive = "ERR COUNT must be > 0";
-inline constexpr std::string_view kGeoAnyNeedsCount = "ERR the ANY argument requires COUNT argument";
+inline constexpr std::string_view kGeoAnyNeedsCount =
+    "ERR the ANY argument requires COUNT argument";
 inline constexpr std::string_view kGeoSearchStoreWith =
     "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
 inline constexpr std::string_view kGeoRadiusStoreWith =
@@ -387,8 +390,7 @@ inline std::string invalid_lonlat(double lon, double lat) {
 }
 // command: argv[0] as typed.
 inline std::string geo_from_one(std::string_view command) {
-  return "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
-         std::string(command);
+  return "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + std::string(command);
 }
 inline std::string geo_by_one(std::string_view command) {
   return "ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(command);
