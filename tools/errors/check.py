@@ -36,8 +36,9 @@ NOT_YET_CONVERTED = [
     "server/commands/lists.cpp",
 ]
 
-# Texts that must be built at run time where they are used, as (file, literal as written):
-# keep it short, and give each entry its reason. An entry that no longer matches fails the check.
+# Texts that must be built at run time where they are used, as (file, literal as written between
+# the quotes, reason). Keep it short: a text with arguments is a function in errors.hpp, so an
+# entry is for what cannot go there. An entry that no longer matches fails the check.
 ALLOWED = [
 ]
 
