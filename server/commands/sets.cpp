@@ -10,6 +10,7 @@
 // the member from the source, and puts the member back if the destination changed type in between,
 // so WRONGTYPE never loses a member.
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <unordered_set>
