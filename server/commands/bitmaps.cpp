@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 
 namespace kvlab::server {
@@ -510,51 +511,48 @@ void bitfield_generic(CommandContext& ctx, bool read_only_command) {
   Overflow overflow = Overflow::kWrap;
   bool writes = false;
   std::uint64_t highest_bit = 0;  // the highest bit a SET or INCRBY touches
-  for (std::size_t j = 2; j < ctx.argc(); ++j) {
-    const std::size_t remaining = ctx.argc() - j - 1;
-    const std::string_view sub = c_string(ctx.arg(j));
+  // Redis compares the subcommands with strcasecmp: an argument ends at its first NUL byte.
+  ArgParser p(ctx.argv, 2, ArgParser::Match::kCString);
+  while (!p.done()) {
     FieldOpcode opcode;
-    if (iequals(sub, "get") && remaining >= 2) {
+    if (p.check("get", 2)) {
       opcode = FieldOpcode::kGet;
-    } else if (iequals(sub, "set") && remaining >= 3) {
+    } else if (p.check("set", 3)) {
       opcode = FieldOpcode::kSet;
-    } else if (iequals(sub, "incrby") && remaining >= 3) {
+    } else if (p.check("incrby", 3)) {
       opcode = FieldOpcode::kIncrBy;
-    } else if (iequals(sub, "overflow") && remaining >= 1) {
-      const std::string_view how = c_string(ctx.arg(++j));
-      if (iequals(how, "wrap")) {
+    } else if (p.check("overflow", 1)) {
+      if (p.check("wrap")) {
         overflow = Overflow::kWrap;
-      } else if (iequals(how, "sat")) {
+      } else if (p.check("sat")) {
         overflow = Overflow::kSat;
-      } else if (iequals(how, "fail")) {
+      } else if (p.check("fail")) {
         overflow = Overflow::kFail;
       } else {
-        ctx.reply.error(err::kBitfieldOverflow);
-        return;
+        p.fail(err::kBitfieldOverflow);
       }
       continue;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
+      continue;
     }
     FieldOp op{opcode, overflow, false, 0, 0, 0};
-    if (!parse_field_type(ctx.arg(j + 1), &op.is_signed, &op.bits)) {
-      ctx.reply.error(err::kBitfieldType);
-      return;
+    if (!parse_field_type(p.next(), &op.is_signed, &op.bits)) {
+      p.fail(err::kBitfieldType);
+      continue;
     }
-    if (!parse_bit_offset(ctx.arg(j + 2), true, op.bits, ctx.server.proto_max_bulk_len(),
-                          &op.offset)) {
-      ctx.reply.error(err::kBitOffset);
-      return;
+    if (!parse_bit_offset(p.next(), true, op.bits, ctx.server.proto_max_bulk_len(), &op.offset)) {
+      p.fail(err::kBitOffset);
+      continue;
     }
     if (opcode != FieldOpcode::kGet) {
       writes = true;
       highest_bit = std::max(highest_bit, op.offset + static_cast<std::uint64_t>(op.bits) - 1);
-      if (!arg_i64(ctx, ctx.arg(j + 3), &op.value)) return;
+      op.value = p.next_int();
     }
     ops.push_back(op);
-    j += opcode == FieldOpcode::kGet ? 2 : 3;
   }
+  if (p.reply_error(ctx.reply)) return;
 
   if (!writes) {
     ObjectRef o;

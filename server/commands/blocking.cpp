@@ -20,6 +20,7 @@
 #include "server/data/value_types.hpp"
 #include "server/features/monitor.hpp"
 #include "server/features/tracking.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
@@ -111,12 +112,12 @@ struct Spec {
 bool parse_timeout(std::string_view s, std::int64_t* ms, std::string* error) {
   long double v = 0;
   if (!parse_long_double(s, &v)) {
-    *error = "ERR timeout is not a float or out of range";
+    *error = err::kTimeoutNotFloat;
     return false;
   }
   const long double t = std::ceil(v * 1000.0L);
   if (!(t >= 0) || t > static_cast<long double>(std::numeric_limits<std::int64_t>::max() / 2)) {
-    *error = "ERR timeout is negative";
+    *error = err::kTimeoutNegative;
     return false;
   }
   *ms = static_cast<std::int64_t>(t);
@@ -490,7 +491,7 @@ bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error)
     return false;
   server.blocking().remove(*b);
   end_wait(ctx, *b,
-           with_error ? std::string("-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")
+           with_error                  ? "-" + std::string(err::kUnblocked) + "\r\n"
            : !b->timeout_reply.empty() ? b->timeout_reply
                                        : std::string(b->resp == 3 ? "_\r\n" : "*-1\r\n"),
            WaitEnd::kUnblocked);
@@ -509,12 +510,12 @@ std::size_t redirect_blocked_clients(CommandContext& ctx, const ClusterConfig& c
     if (cfg.self >= 0 && (owner == cfg.self || cfg.migrating_to[slot] == cfg.self)) continue;
     std::string reply;
     if (cfg.self < 0) {
-      reply = "-CLUSTERDOWN The cluster is down\r\n";
+      reply = "-" + std::string(err::kClusterDown) + "\r\n";
     } else if (owner < 0) {
-      reply = "-CLUSTERDOWN Hash slot not served\r\n";
+      reply = "-" + std::string(err::kSlotNotServed) + "\r\n";
     } else {
       const ClusterNode& n = cfg.shards[static_cast<std::size_t>(owner)].master;
-      reply = "-MOVED " + std::to_string(slot) + " " + n.ip + ":" + std::to_string(n.port) + "\r\n";
+      reply = "-" + err::moved(slot, n.ip, n.port) + "\r\n";
     }
     int expected = BlockedClient::kWaiting;
     // acq_rel, as unblock_client: the winner of kWaiting owns the waiter's single reply.

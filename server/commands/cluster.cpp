@@ -18,11 +18,9 @@
 namespace kvlab::server {
 namespace {
 
-constexpr std::string_view kDisabled = "ERR This instance has cluster support disabled";
-
 bool require_cluster(CommandContext& ctx) {
   if (ctx.server.cluster().enabled()) return true;
-  ctx.reply.error(kDisabled);
+  ctx.reply.error(err::kClusterDisabled);
   return false;
 }
 
@@ -144,7 +142,7 @@ void cluster_keyslot_cmd(CommandContext& ctx) {
 
 bool parse_slot(CommandContext& ctx, std::string_view text, std::int64_t* slot) {
   if (!parse_i64(text, slot) || *slot < 0 || *slot >= kClusterSlots) {
-    ctx.reply.error("ERR Invalid slot");
+    ctx.reply.error(err::kInvalidSlot);
     return false;
   }
   return true;
@@ -166,7 +164,7 @@ void cluster_getkeysinslot_cmd(CommandContext& ctx) {
   std::int64_t slot = 0, count = 0;
   if (!parse_i64(ctx.arg(2), &slot) || !parse_i64(ctx.arg(3), &count) || slot < 0 ||
       slot >= kClusterSlots || count < 0) {
-    ctx.reply.error("ERR Invalid slot or number of keys");
+    ctx.reply.error(err::kInvalidSlotOrCount);
     return;
   }
   std::vector<std::string> keys;
@@ -215,9 +213,7 @@ void cluster_unsupported_cmd(CommandContext& ctx) {
   std::string sub(ctx.arg(1));
   for (char& c : sub)
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  ctx.reply.error("ERR CLUSTER " + sub +
-                  " is not supported by kvlab: nodes take their configuration from "
-                  "KVLAB CLUSTER CONFIG (kvlab cluster create)");
+  ctx.reply.error(err::cluster_unsupported(sub));
 }
 
 void cluster_container_cmd(CommandContext& ctx) {
@@ -243,7 +239,7 @@ void asking_cmd(CommandContext& ctx) {
 void kvlab_cluster_config_cmd(CommandContext& ctx) {
   Cluster& cl = ctx.server.cluster();
   if (cl.mode() != ClusterMode::kYes) {
-    ctx.reply.error("ERR KVLAB CLUSTER CONFIG needs --cluster-mode yes");
+    ctx.reply.error(err::kKvlabClusterNeedsMode);
     return;
   }
   std::string error;
@@ -254,8 +250,9 @@ void kvlab_cluster_config_cmd(CommandContext& ctx) {
   }
   const auto old = cl.config();
   if (old != nullptr && cfg->epoch < old->epoch) {
-    ctx.reply.error("ERR invalid cluster configuration: epoch " + std::to_string(cfg->epoch) +
-                    " is older than the current " + std::to_string(old->epoch));
+    ctx.reply.error(err::invalid_cluster_config("epoch " + std::to_string(cfg->epoch) +
+                                                " is older than the current " +
+                                                std::to_string(old->epoch)));
     return;
   }
   const auto next = cfg;
@@ -303,9 +300,7 @@ void kvlab_cmd(CommandContext& ctx) {
     if (iequals(ctx.arg(2), "getconfig") && ctx.argc() == 3)
       return kvlab_cluster_getconfig_cmd(ctx);
   }
-  ctx.reply.error(
-      "ERR unknown KVLAB subcommand; try KVLAB CLUSTER CONFIG <json> or "
-      "KVLAB CLUSTER GETCONFIG");
+  ctx.reply.error(err::kKvlabUnknownSubcommand);
 }
 
 const CommandSpec kClusterSubcommands[] = {

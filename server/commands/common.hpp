@@ -12,6 +12,7 @@
 #include <span>
 #include <string_view>
 
+#include "server/commands/args.hpp"
 #include "server/core/command.hpp"
 #include "server/core/db.hpp"
 #include "server/protocol/errors.hpp"
@@ -177,26 +178,27 @@ struct MultiPopArgs {
   std::int64_t count = 1;
   bool has_count = false;
 };
+// Every text returned is an errors.hpp constant, so the view outlives the parser.
 inline std::string_view parse_multi_pop(std::span<const std::string_view> argv, std::size_t at,
                                         std::string_view first, std::string_view second,
                                         MultiPopArgs* out) {
-  std::int64_t numkeys = 0;
-  if (!parse_i64(argv[at], &numkeys) || numkeys < 1) return err::kNumkeysPositive;
-  // The keys and the side must fit after numkeys.
-  if (static_cast<std::uint64_t>(numkeys) >= argv.size() - at - 1) return err::kSyntax;
+  ArgParser p(argv, at);
+  const std::size_t numkeys = p.next_keys(kNumkeysMultiPop).size();
+  if (!p.ok()) return p.error();
   out->first_key = at + 1;
-  out->end_key = out->first_key + static_cast<std::size_t>(numkeys);
-  const std::string_view side = argv[out->end_key];
-  if (iequals(side, first)) {
+  out->end_key = out->first_key + numkeys;
+  if (p.check(first)) {
     out->first_side = true;
-  } else if (iequals(side, second)) {
+  } else if (p.check(second)) {
     out->first_side = false;
   } else {
     return err::kSyntax;
   }
-  for (std::size_t j = out->end_key + 1; j < argv.size(); ++j) {
-    if (out->has_count || !iequals(argv[j], "count") || j + 1 == argv.size()) return err::kSyntax;
-    if (!parse_i64(argv[++j], &out->count) || out->count < 1) return err::kCountPositive;
+  while (!p.done()) {
+    if (out->has_count || !p.check("count", 1)) return err::kSyntax;
+    out->count = p.next_int(1, std::numeric_limits<std::int64_t>::max(), err::kCountPositive,
+                            err::kCountPositive);
+    if (!p.ok()) return p.error();
     out->has_count = true;
   }
   return {};

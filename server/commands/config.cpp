@@ -129,7 +129,7 @@ void config_resetstat_cmd(CommandContext& ctx) {
 }
 
 void config_rewrite_cmd(CommandContext& ctx) {
-  ctx.reply.error("ERR The server is running without a config file");
+  ctx.reply.error(err::kNoConfigFile);
 }
 
 void config_help_cmd(CommandContext& ctx) {

@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/set_types.hpp"
 #include "server/data/stream.hpp"
@@ -66,10 +67,7 @@ bool debug_allowed(CommandContext& ctx) {
         a.rfind("in-process", 0) == 0)
       return true;
   }
-  ctx.reply.error(
-      "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
-      "can run it from a local connection, otherwise you need to set this option in the "
-      "configuration file, and then restart the server.");
+  ctx.reply.error(err::kDebugNotAllowed);
   return false;
 }
 
@@ -113,7 +111,7 @@ void protocol(CommandContext& ctx, std::string_view type) {
     r.bulk("Some real reply following the attribute");
   } else if (iequals(type, "push")) {
     if (!r.resp3()) {
-      r.error("ERR RESP2 is not supported by this command");
+      r.error(err::kResp2NotSupported);
       return;
     }
     r.push(2);
@@ -127,9 +125,7 @@ void protocol(CommandContext& ctx, std::string_view type) {
   } else if (iequals(type, "verbatim")) {
     r.verbatim("txt", "This is a verbatim\nstring");
   } else {
-    r.error(
-        "ERR Wrong protocol type name. Please use one of the following: "
-        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    r.error(err::kDebugProtocolType);
   }
 }
 
@@ -138,7 +134,7 @@ void populate(CommandContext& ctx) {
   std::int64_t count = 0, size = 0;
   auto positive = [&](std::string_view a, std::int64_t* out) {
     if (!parse_i64(a, out) || *out < 0) {
-      ctx.reply.error("ERR value is out of range, must be positive");
+      ctx.reply.error(err::kOutOfRangePositive);
       return false;
     }
     return true;
@@ -187,7 +183,7 @@ void debug_object(CommandContext& ctx, std::string_view key) {
     if (!live_container_is_dead(found)) v = found;
   });
   if (!v.obj) {
-    ctx.reply.error("ERR no such key");
+    ctx.reply.error(err::kNoSuchKey);
     return;
   }
   std::string payload;
@@ -506,13 +502,11 @@ void debug_cmd(CommandContext& ctx) {
                  ctx.arg(2).data());
     ctx.reply.ok();
   } else if (iequals(sub, "reload")) {
-    for (std::size_t j = 2; j < argc; ++j) {
-      if (!iequals(ctx.arg(j), "merge") && !iequals(ctx.arg(j), "noflush") &&
-          !iequals(ctx.arg(j), "nosave")) {
-        ctx.reply.error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
-        return;
-      }
-    }
+    ArgParser p(ctx.argv, 2);
+    while (!p.done())
+      if (!p.check("merge") && !p.check("noflush") && !p.check("nosave"))
+        p.fail(err::kDebugReloadOptions);
+    if (p.reply_error(ctx.reply)) return;
     ctx.reply.ok();
   } else if ((iequals(sub, "change-repl-id") && argc == 2) ||
              (iequals(sub, "pause-cron") && argc == 3)) {
@@ -520,13 +514,12 @@ void debug_cmd(CommandContext& ctx) {
   } else if (iequals(sub, "quicklist-packed-threshold") && argc == 3) {
     std::uint64_t size = 0;
     if (!parse_memory_units(ctx.arg(2), &size) || size > (std::uint64_t{1} << 32) - (1 << 20)) {
-      ctx.reply.error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+      ctx.reply.error(err::kDebugMemoryValue);
       return;
     }
     ctx.reply.ok();
   } else {
-    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub) +
-                    "'. Try DEBUG HELP.");
+    ctx.reply.error(err::subcommand_syntax("debug", sub));
   }
 }
 

@@ -10,19 +10,13 @@
 #include <limits>
 #include <string>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
 
 namespace kvlab::server {
 namespace {
-
-constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";
-constexpr std::string_view kBadTtl = "ERR Invalid TTL value, must be >= 0";
-constexpr std::string_view kBadIdletime = "ERR Invalid IDLETIME value, must be >= 0";
-constexpr std::string_view kBadFreq = "ERR Invalid FREQ value, must be >= 0 and <= 255";
-constexpr std::string_view kBadPayload = "ERR DUMP payload version or checksum are wrong";
-constexpr std::string_view kBadFormat = "ERR Bad data format";
 
 // The key's live value (a container emptied meanwhile counts as absent). read_lookup: as
 // read_live's (RESTORE looks its key up as a write: no "keymiss").
@@ -57,54 +51,42 @@ void dump_cmd(CommandContext& ctx) {
 void restore_cmd(CommandContext& ctx) {
   bool replace = false, absttl = false, idle = false, freq = false;
   std::int64_t idle_s = -1, freq_n = -1;
-  for (std::size_t j = 4; j < ctx.argc(); ++j) {
-    const std::string_view a = ctx.arg(j);
-    const bool more = j + 1 < ctx.argc();
-    std::int64_t n = 0;
-    if (iequals(a, "replace")) {
+  ArgParser p(ctx.argv, 4);
+  while (!p.done()) {
+    if (p.check("replace")) {
       replace = true;
-    } else if (iequals(a, "absttl")) {
+    } else if (p.check("absttl")) {
       absttl = true;
-    } else if (iequals(a, "idletime") && more && !freq) {
-      if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
-      if (n < 0) {
-        ctx.reply.error(kBadIdletime);
-        return;
-      }
+    } else if (!freq && p.check("idletime", 1)) {  // IDLETIME and FREQ exclude each other
+      idle_s = p.next_int(0, std::numeric_limits<std::int64_t>::max(), err::kRestoreBadIdletime);
       idle = true;
-      idle_s = n;
-    } else if (iequals(a, "freq") && more && !idle) {
-      if (!arg_i64(ctx, ctx.arg(++j), &n)) return;
-      if (n < 0 || n > 255) {
-        ctx.reply.error(kBadFreq);
-        return;
-      }
+    } else if (!idle && p.check("freq", 1)) {
+      freq_n = p.next_int(0, 255, err::kRestoreBadFreq);
       freq = true;
-      freq_n = n;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   const std::string_view key = ctx.arg(1);
   Value existing;
   if (!replace && live_value(ctx, key, &existing, false)) {
-    ctx.reply.error(kBusyKey);
+    ctx.reply.error(err::kBusyKey);
     return;
   }
   std::int64_t ttl = 0;
   if (!arg_i64(ctx, ctx.arg(2), &ttl)) return;
   if (ttl < 0) {
-    ctx.reply.error(kBadTtl);
+    ctx.reply.error(err::kRestoreBadTtl);
     return;
   }
   ObjectRef obj;
   switch (rdb::load_payload(ctx.arg(3), &obj)) {
     case rdb::LoadStatus::kBadVersionOrChecksum:
-      ctx.reply.error(kBadPayload);
+      ctx.reply.error(err::kDumpPayload);
       return;
     case rdb::LoadStatus::kBadFormat:
-      ctx.reply.error(kBadFormat);
+      ctx.reply.error(err::kBadDataFormat);
       return;
     case rdb::LoadStatus::kOk:
       break;

@@ -20,14 +20,17 @@
 // forms do.
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/containers.hpp"
 #include "server/data/geohash.hpp"
 #include "server/data/set_types.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 namespace {
@@ -46,7 +49,7 @@ double parse_unit(CommandContext& ctx, std::string_view u) {
   if (token(u, "km")) return 1000;
   if (token(u, "ft")) return 0.3048;
   if (token(u, "mi")) return 1609.34;
-  ctx.reply.error("ERR unsupported unit provided. please use M, KM, FT, MI");
+  ctx.reply.error(err::kGeoUnit);
   return -1;
 }
 
@@ -64,10 +67,7 @@ bool parse_lonlat(CommandContext& ctx, std::size_t at, double* xy) {
     return false;
   if (xy[0] < geo::kLonMin || xy[0] > geo::kLonMax || xy[1] < geo::kLatMin ||
       xy[1] > geo::kLatMax) {
-    // "%f" of 1e308 is 309 digits and 7 more characters.
-    char buf[800];
-    std::snprintf(buf, sizeof buf, "ERR invalid longitude,latitude pair %f,%f", xy[0], xy[1]);
-    ctx.reply.error(buf);
+    ctx.reply.error(err::invalid_lonlat(xy[0], xy[1]));
     return false;
   }
   return true;
@@ -76,9 +76,9 @@ bool parse_lonlat(CommandContext& ctx, std::size_t at, double* xy) {
 // argv[at] (radius) and argv[at + 1] (unit).
 bool parse_radius(CommandContext& ctx, std::size_t at, Shape* s) {
   double r = 0;
-  if (!parse_float(ctx, ctx.arg(at), &r, "ERR need numeric radius")) return false;
+  if (!parse_float(ctx, ctx.arg(at), &r, err::kGeoRadiusNotNumeric)) return false;
   if (r < 0) {
-    ctx.reply.error("ERR radius cannot be negative");
+    ctx.reply.error(err::kGeoRadiusNegative);
     return false;
   }
   s->radius = r;
@@ -91,11 +91,11 @@ bool parse_radius(CommandContext& ctx, std::size_t at, Shape* s) {
 // argv[at..at+2]: width height unit.
 bool parse_box(CommandContext& ctx, std::size_t at, Shape* s) {
   double w = 0, h = 0;
-  if (!parse_float(ctx, ctx.arg(at), &w, "ERR need numeric width") ||
-      !parse_float(ctx, ctx.arg(at + 1), &h, "ERR need numeric height"))
+  if (!parse_float(ctx, ctx.arg(at), &w, err::kGeoWidthNotNumeric) ||
+      !parse_float(ctx, ctx.arg(at + 1), &h, err::kGeoHeightNotNumeric))
     return false;
   if (h < 0 || w < 0) {
-    ctx.reply.error("ERR height or width cannot be negative");
+    ctx.reply.error(err::kGeoBoxNegative);
     return false;
   }
   s->height = h;
@@ -432,7 +432,7 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
     base = 5;
     const ZSkipList::Node* n = z->find(ctx.arg(2));
     if (n == nullptr || !geo::decode_score(n->score, shape.xy)) {
-      ctx.reply.error("ERR could not decode requested zset member");
+      ctx.reply.error(err::kGeoDecode);
       return;
     }
     if (!parse_radius(ctx, 3, &shape)) return;
@@ -450,85 +450,80 @@ void search_locked(CommandContext& ctx, const ZSet* z, unsigned flags, PendingSt
   Sort sort = Sort::kNone;
   std::int64_t count = 0;  // 0: all
   const bool search = flags & kSearch;
-  const std::size_t remaining = ctx.argc() - base;
-  for (std::size_t i = 0; i < remaining; ++i) {
-    const std::size_t at = base + i;
-    const std::string_view arg = ctx.arg(at);
-    if (token(arg, "withdist")) {
+  // Redis compares these names with strcasecmp: an argument ends at its first NUL byte.
+  ArgParser p(ctx.argv, base, ArgParser::Match::kCString);
+  const bool may_store = !(flags & kNoStore) && !search;
+  while (!p.done()) {
+    if (p.check("withdist")) {
       withdist = true;
-    } else if (token(arg, "withhash")) {
+    } else if (p.check("withhash")) {
       withhash = true;
-    } else if (token(arg, "withcoord")) {
+    } else if (p.check("withcoord")) {
       withcoord = true;
-    } else if (token(arg, "any")) {
+    } else if (p.check("any")) {
       any = true;
-    } else if (token(arg, "asc")) {
+    } else if (p.check("asc")) {
       sort = Sort::kAsc;
-    } else if (token(arg, "desc")) {
+    } else if (p.check("desc")) {
       sort = Sort::kDesc;
-    } else if (token(arg, "count") && i + 1 < remaining) {
-      if (!arg_i64(ctx, ctx.arg(at + 1), &count)) return;
-      if (count <= 0) {
-        ctx.reply.error("ERR COUNT must be > 0");
-        return;
-      }
-      ++i;
-    } else if ((token(arg, "store") || token(arg, "storedist")) && i + 1 < remaining &&
-               !(flags & kNoStore) && !search) {
-      storekey = ctx.arg(at + 1);
+    } else if (p.check("count", 1)) {
+      count = p.next_int(1, std::numeric_limits<std::int64_t>::max(), err::kGeoCountPositive);
+    } else if (may_store && p.check("store", 1)) {
+      storekey = p.next();
       store = true;
-      storedist = token(arg, "storedist");
-      ++i;
-    } else if (token(arg, "storedist") && (flags & kSearchStore)) {
+      storedist = false;
+    } else if (may_store && p.check("storedist", 1)) {
+      storekey = p.next();
+      store = true;
       storedist = true;
-    } else if (token(arg, "frommember") && i + 1 < remaining && search && !fromlonlat) {
+    } else if ((flags & kSearchStore) && p.check("storedist")) {
+      storedist = true;
+    } else if (search && !fromlonlat && p.check("frommember", 1)) {
+      const std::string_view member = p.next();
       if (z != nullptr) {
-        const ZSkipList::Node* n = z->find(ctx.arg(at + 1));
-        if (n == nullptr || !geo::decode_score(n->score, shape.xy)) {
-          ctx.reply.error("ERR could not decode requested zset member");
-          return;
-        }
+        const ZSkipList::Node* n = z->find(member);
+        if (n == nullptr || !geo::decode_score(n->score, shape.xy)) p.fail(err::kGeoDecode);
       }
       frommember = true;
-      ++i;
-    } else if (token(arg, "fromlonlat") && i + 2 < remaining && search && !frommember) {
-      if (!parse_lonlat(ctx, at + 1, shape.xy)) return;
+    } else if (search && !frommember && p.check("fromlonlat", 2)) {
+      const std::size_t at = p.index();
+      if (!parse_lonlat(ctx, at, shape.xy)) return;
+      p.next();
+      p.next();
       fromlonlat = true;
-      i += 2;
-    } else if (token(arg, "byradius") && i + 2 < remaining && search && !bybox) {
-      if (!parse_radius(ctx, at + 1, &shape)) return;
+    } else if (search && !bybox && p.check("byradius", 2)) {
+      if (!parse_radius(ctx, p.index(), &shape)) return;
+      p.next();
+      p.next();
       shape.kind = Shape::kCircle;
       byradius = true;
-      i += 2;
-    } else if (token(arg, "bybox") && i + 3 < remaining && search && !byradius) {
-      if (!parse_box(ctx, at + 1, &shape)) return;
+    } else if (search && !byradius && p.check("bybox", 3)) {
+      if (!parse_box(ctx, p.index(), &shape)) return;
+      p.next();
+      p.next();
+      p.next();
       shape.kind = Shape::kBox;
       bybox = true;
-      i += 3;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
 
   if (store && (withdist || withhash || withcoord)) {
-    ctx.reply.error(std::string("ERR ") +
-                    ((flags & kSearchStore) ? "GEOSEARCHSTORE" : "STORE option in GEORADIUS") +
-                    " is not compatible with WITHDIST, WITHHASH and WITHCOORD options");
+    ctx.reply.error((flags & kSearchStore) ? err::kGeoSearchStoreWith : err::kGeoRadiusStoreWith);
     return;
   }
   if (search && !(frommember || fromlonlat)) {
-    ctx.reply.error("ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " +
-                    std::string(ctx.arg(0)));
+    ctx.reply.error(err::geo_from_one(ctx.arg(0)));
     return;
   }
   if (search && !(byradius || bybox)) {
-    ctx.reply.error("ERR exactly one of BYRADIUS and BYBOX can be specified for " +
-                    std::string(ctx.arg(0)));
+    ctx.reply.error(err::geo_by_one(ctx.arg(0)));
     return;
   }
   if (any && count == 0) {
-    ctx.reply.error("ERR the ANY argument requires COUNT argument");
+    ctx.reply.error(err::kGeoAnyNeedsCount);
     return;
   }
 

@@ -29,12 +29,6 @@ namespace {
 
 using Hash = HashObject::Data;
 
-constexpr std::string_view kHashNotInteger = "ERR hash value is not an integer";
-constexpr std::string_view kHashNotFloat = "ERR hash value is not a float";
-constexpr std::string_view kOutOfRange = "ERR value is out of range";
-constexpr std::string_view kCountRange =
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
-
 std::mt19937_64& rng() {
   thread_local std::mt19937_64 r{std::random_device{}()};
   return r;
@@ -166,7 +160,7 @@ void hincrby_cmd(CommandContext& ctx) {
     std::string* cur = h.get(ctx.arg(2));
     std::int64_t base = 0;
     if (cur != nullptr && !parse_i64(*cur, &base)) {
-      error = kHashNotInteger;
+      error = err::kHashNotInteger;
       return;
     }
     if ((by < 0 && base < 0 && by < std::numeric_limits<std::int64_t>::min() - base) ||
@@ -208,7 +202,7 @@ void hincrbyfloat_cmd(CommandContext& ctx) {
     std::string* cur = h.get(ctx.arg(2));
     long double base = 0;
     if (cur != nullptr && !parse_long_double(*cur, &base)) {
-      error = kHashNotFloat;
+      error = err::kHashNotFloat;
       return;
     }
     const long double sum = base + by;
@@ -244,7 +238,7 @@ void hrandfield_cmd(CommandContext& ctx) {
   std::int64_t l = 0;
   if (!arg_i64(ctx, ctx.arg(2), &l)) return;
   if (l == std::numeric_limits<std::int64_t>::min()) {  // the count's range before the syntax
-    ctx.reply.error(kCountRange);
+    ctx.reply.error(err::kOutOfRangeLong);
     return;
   }
   if (ctx.argc() > 4 || (ctx.argc() == 4 && !iequals(ctx.arg(3), "withvalues"))) {
@@ -255,7 +249,7 @@ void hrandfield_cmd(CommandContext& ctx) {
   // As Redis: with values the reply length 2·|count| must not overflow.
   if (withvalues && (l < -std::numeric_limits<std::int64_t>::max() / 2 ||
                      l > std::numeric_limits<std::int64_t>::max() / 2)) {
-    ctx.reply.error(kOutOfRange);
+    ctx.reply.error(err::kOutOfRange);
     return;
   }
   const bool pairs = withvalues && ctx.reply.resp3();  // RESP3: [field, value] pairs

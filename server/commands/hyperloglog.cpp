@@ -71,9 +71,6 @@ constexpr int kValMaxLen = 4;
 constexpr double kAlphaInf = 0.721347520444481703680;  // 0.5 / ln 2
 static_assert(kDenseSize == 12304, "16 header bytes and 16384 six-bit registers");
 
-constexpr std::string_view kNotHll = "WRONGTYPE Key is not a valid HyperLogLog string value.";
-constexpr std::string_view kCorrupt = "INVALIDOBJ Corrupted HLL object detected";
-
 // The byte string under edit. at() reads 0 past the end, as Redis reads its sds terminator.
 using Bytes = std::string;
 inline std::uint8_t at(const Bytes& b, std::size_t i) {
@@ -476,7 +473,7 @@ bool reply_check(CommandContext& ctx, Check c) {
     return true;
   }
   if (c == Check::kNotHll) {
-    ctx.reply.error(kNotHll);
+    ctx.reply.error(err::kNotHll);
     return true;
   }
   return false;
@@ -519,7 +516,7 @@ void pfadd_cmd(CommandContext& ctx) {
   });
   if (reply_check(ctx, c)) return;
   if (corrupt) {
-    ctx.reply.error(kCorrupt);
+    ctx.reply.error(err::kHllCorrupt);
     return;
   }
   if (updated != 0) notify_keyspace_event(ctx, kNotifyString, "pfadd", ctx.arg(1));
@@ -540,7 +537,7 @@ void pfcount_cmd(CommandContext& ctx) {
       });
       if (reply_check(ctx, c)) return;
       if (corrupt) {
-        ctx.reply.error(kCorrupt);
+        ctx.reply.error(err::kHllCorrupt);
         return;
       }
     }
@@ -574,7 +571,7 @@ void pfcount_cmd(CommandContext& ctx) {
   });
   if (reply_check(ctx, c)) return;
   if (corrupt) {
-    ctx.reply.error(kCorrupt);
+    ctx.reply.error(err::kHllCorrupt);
     return;
   }
   ctx.reply.integer(static_cast<std::int64_t>(card));
@@ -596,7 +593,7 @@ void pfmerge_cmd(CommandContext& ctx) {
     });
     if (reply_check(ctx, c)) return;
     if (corrupt) {
-      ctx.reply.error(kCorrupt);
+      ctx.reply.error(err::kHllCorrupt);
       return;
     }
   }
@@ -637,7 +634,7 @@ void pfmerge_cmd(CommandContext& ctx) {
   });
   if (reply_check(ctx, c)) return;
   if (corrupt) {
-    ctx.reply.error(kCorrupt);
+    ctx.reply.error(err::kHllCorrupt);
     return;
   }
   // Redis notifies PFMERGE as a mass PFADD.
@@ -676,12 +673,12 @@ void pfdebug_cmd(CommandContext& ctx) {
     return U::keep();
   });
   if (c == Check::kAbsent) {
-    ctx.reply.error("ERR The specified key does not exist");
+    ctx.reply.error(err::kKeyDoesNotExist);
     return;
   }
   if (reply_check(ctx, c)) return;
   if (corrupt) {
-    ctx.reply.error(kCorrupt);
+    ctx.reply.error(err::kHllCorrupt);
     return;
   }
   switch (which) {
@@ -691,7 +688,7 @@ void pfdebug_cmd(CommandContext& ctx) {
       return;
     case Sub::kDecode: {
       if (encoding(snapshot) != kSparse) {
-        ctx.reply.error("ERR HLL encoding is not sparse");
+        ctx.reply.error(err::kHllNotSparse);
         return;
       }
       std::string out;
@@ -719,7 +716,7 @@ void pfdebug_cmd(CommandContext& ctx) {
       ctx.reply.integer(converted ? 1 : 0);
       return;
     case Sub::kUnknown:
-      ctx.reply.error("ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'");
+      ctx.reply.error(err::pfdebug_unknown(sub));
       return;
   }
 }
@@ -739,9 +736,8 @@ void pfselftest_cmd(CommandContext& ctx) {
     }
     for (long i = 0; i < kRegisters; ++i) {
       if (dense_get(dense, i) != expect[static_cast<std::size_t>(i)]) {
-        ctx.reply.error("TESTFAILED Register " + std::to_string(i) + " should be " +
-                        std::to_string(expect[static_cast<std::size_t>(i)]) + " but is " +
-                        std::to_string(dense_get(dense, i)));
+        ctx.reply.error(
+            err::selftest_register(i, expect[static_cast<std::size_t>(i)], dense_get(dense, i)));
         return;
       }
     }
@@ -758,7 +754,7 @@ void pfselftest_cmd(CommandContext& ctx) {
     hll_add(&sparse, e, max_bytes);
     if (j != checkpoint) continue;
     if (j < max_bytes / 2 && encoding(sparse) != kSparse) {
-      ctx.reply.error("TESTFAILED sparse encoding not used");
+      ctx.reply.error(err::kSelftestNotSparse);
       return;
     }
     Histogram hd{}, hs{};
@@ -767,14 +763,13 @@ void pfselftest_cmd(CommandContext& ctx) {
     histogram(sparse, &hs, &invalid);
     const std::uint64_t est = estimate(hd);
     if (invalid || est != estimate(hs)) {
-      ctx.reply.error("TESTFAILED dense/sparse disagree");
+      ctx.reply.error(err::kSelftestDisagree);
       return;
     }
     const double err = std::fabs(static_cast<double>(checkpoint) - static_cast<double>(est));
     const double maxerr = j == 10 ? 1 : std::ceil(relerr * 6 * static_cast<double>(checkpoint));
     if (err > maxerr) {
-      ctx.reply.error("TESTFAILED Too big error. card:" + std::to_string(checkpoint) +
-                      " abserr:" + std::to_string(static_cast<std::uint64_t>(err)));
+      ctx.reply.error(err::selftest_too_big_error(checkpoint, static_cast<std::uint64_t>(err)));
       return;
     }
     checkpoint *= 10;

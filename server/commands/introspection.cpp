@@ -14,10 +14,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "server/util/memory.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/data/stream.hpp"
@@ -47,7 +49,7 @@ void slowlog_get_cmd(CommandContext& ctx) {
   }
   std::int64_t count = 10;
   if (ctx.argc() == 3 && (!parse_i64(ctx.arg(2), &count) || count < -1)) {
-    ctx.reply.error("ERR count should be greater than or equal to -1");
+    ctx.reply.error(err::kCountAtLeastMinusOne);
     return;
   }
   const std::vector<SlowlogEntry> entries = slowlog_get(count);
@@ -153,8 +155,7 @@ void latency_graph_cmd(CommandContext& ctx) {
   const std::vector<LatencyEvent> events = latency_events();
   const LatencyEvent* e = find_event(events, event_arg(ctx.arg(2)));
   if (e == nullptr || e->samples.empty()) {
-    ctx.reply.error("ERR No samples available for event '" + std::string(event_arg(ctx.arg(2))) +
-                    "'");
+    ctx.reply.error(err::latency_no_samples(event_arg(ctx.arg(2))));
     return;
   }
   std::uint32_t lo = e->samples.front().latency_ms, hi = lo;
@@ -495,19 +496,14 @@ namespace {
 
 void memory_usage_cmd(CommandContext& ctx) {
   std::int64_t samples = 5;
-  for (std::size_t j = 3; j < ctx.argc(); ++j) {
-    if (iequals(ctx.arg(j), "samples") && j + 1 < ctx.argc()) {
-      if (!arg_i64(ctx, ctx.arg(j + 1), &samples)) return;
-      if (samples < 0) {
-        ctx.reply.error(err::kSyntax);
-        return;
-      }
-      ++j;
-    } else {
-      ctx.reply.error(err::kSyntax);
-      return;
-    }
+  ArgParser p(ctx.argv, 3);
+  while (!p.done()) {
+    if (p.check("samples", 1))
+      samples = p.next_int(0, std::numeric_limits<std::int64_t>::max(), err::kSyntax);
+    else
+      p.fail(err::kSyntax);
   }
+  if (p.reply_error(ctx.reply)) return;
   std::uint64_t usage = 0;
   bool found = false;
   // A container is read under its lock (other workers may be changing it); a string is immutable.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "server/core/blocking.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/scan_args.hpp"
 #include "server/data/set_types.hpp"
@@ -94,21 +95,21 @@ void type_cmd(CommandContext& ctx) {
 // EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX|XX|GT|LT]
 void expire_generic(CommandContext& ctx, TimeUnit unit, bool absolute, std::string_view name) {
   bool nx = false, xx = false, gt = false, lt = false;
-  for (std::size_t i = 3; i < ctx.argc(); ++i) {
-    const std::string_view a = ctx.arg(i);
-    if (iequals(a, "nx")) {
+  ArgParser p(ctx.argv, 3);
+  while (!p.done()) {
+    if (p.check("nx")) {
       nx = true;
-    } else if (iequals(a, "xx")) {
+    } else if (p.check("xx")) {
       xx = true;
-    } else if (iequals(a, "gt")) {
+    } else if (p.check("gt")) {
       gt = true;
-    } else if (iequals(a, "lt")) {
+    } else if (p.check("lt")) {
       lt = true;
     } else {
-      ctx.reply.error(err::unsupported_option(a));
-      return;
+      p.fail(err::unsupported_option(p.peek()));
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   if (nx && (xx || gt || lt)) {
     ctx.reply.error(err::kExpireNxXxGtLt);
     return;
@@ -449,22 +450,21 @@ bool arg_db_index(CommandContext& ctx, std::string_view s, std::int64_t* out) {
 // COPY source destination [DB destination-db] [REPLACE]. The copy keeps the source's TTL.
 void copy_cmd(CommandContext& ctx) {
   bool replace = false;
-  for (std::size_t i = 3; i < ctx.argc(); ++i) {
-    const std::string_view a = ctx.arg(i);
-    if (iequals(a, "replace")) {
+  ArgParser p(ctx.argv, 3);
+  while (!p.done()) {
+    if (p.check("replace")) {
       replace = true;
-    } else if (iequals(a, "db") && i + 1 < ctx.argc()) {
-      std::int64_t db = 0;
-      if (!arg_db_index(ctx, ctx.arg(++i), &db)) return;
-      if (db != 0) {
-        ctx.reply.error(err::kDbIndexOutOfRange);
-        return;
-      }
+    } else if (p.check("db", 1)) {
+      // arg_db_index's texts: an int, then the one database kvlab has.
+      const std::int64_t db =
+          p.next_int(std::numeric_limits<std::int32_t>::min(),
+                     std::numeric_limits<std::int32_t>::max(), err::kOutOfRangeInt);
+      if (p.ok() && db != 0) p.fail(err::kDbIndexOutOfRange);
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   const std::string_view src = ctx.arg(1), dst = ctx.arg(2);
   if (src == dst) {
     ctx.reply.error(err::kSameObject);
@@ -596,8 +596,6 @@ void object_encoding_cmd(CommandContext& ctx) {
 // The access word (server/features/eviction.hpp): FREQ answers the decayed LFU counter under an LFU
 // policy, IDLETIME the seconds since the last access under the others (Redis's errors otherwise).
 // SIEVE and S3-FIFO keep a read count in the word: neither is tracked there.
-constexpr std::string_view kIdletimeNotTracked =
-    "ERR A SIEVE or S3-FIFO maxmemory policy is selected, idle time not tracked.";
 
 void object_freq_cmd(CommandContext& ctx) {
   Value v;
@@ -619,7 +617,7 @@ void object_idletime_cmd(CommandContext& ctx) {
     return;
   }
   if (!ev.lru()) {
-    ctx.reply.error(kIdletimeNotTracked);
+    ctx.reply.error(err::kIdletimeNotTracked);
     return;
   }
   ctx.reply.integer(ev.idle_ms(*v.obj, ctx.now_ms) / 1000);
@@ -777,9 +775,7 @@ const CommandSpec kKeyCommands[] = {
 
 bool can_walk(CommandContext& ctx) {
   if (ctx.ks.traits().concurrent_for_each || ctx.server.num_workers() == 1) return true;
-  ctx.reply.error("ERR backend " + std::string(ctx.ks.traits().name) +
-                  " cannot iterate keys while other workers write (no concurrent_for_each); "
-                  "restart with --threads 1 or another backend");
+  ctx.reply.error(err::cannot_walk(ctx.ks.traits().name));
   return false;
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "server/features/cluster.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
@@ -44,9 +45,6 @@ namespace kvlab::server {
 namespace {
 
 using U = Update<Value>;
-
-constexpr std::string_view kKeysNeedsEmpty =
-    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
 
 // The keys of MIGRATE for the atomicity layer and COMMAND GETKEYS: argv[3], or, in the extended
 // form (argv[3] empty and a KEYS option), the arguments after KEYS; AUTH and AUTH2 take their
@@ -147,40 +145,39 @@ void migrate_cmd(CommandContext& ctx) {
   std::string_view username, password;
   bool has_password = false, has_username = false;
   std::size_t first_key = 3, num_keys = 1;
-  for (std::size_t j = 6; j < ctx.argc(); ++j) {
-    const std::string_view a = ctx.arg(j);
-    const std::size_t more = ctx.argc() - 1 - j;
-    if (iequals(a, "copy")) {
+  ArgParser p(ctx.argv, 6);
+  while (!p.done()) {
+    if (p.check("copy")) {
       copy = true;
-    } else if (iequals(a, "replace")) {
+    } else if (p.check("replace")) {
       replace = true;
-    } else if (iequals(a, "auth") && more >= 1) {
-      password = ctx.arg(++j);
+    } else if (p.check("auth", 1)) {
+      password = p.next();
       has_password = true;
-    } else if (iequals(a, "auth2") && more >= 2) {
-      username = ctx.arg(++j);
-      password = ctx.arg(++j);
+    } else if (p.check("auth2", 2)) {
+      username = p.next();
+      password = p.next();
       has_password = has_username = true;
-    } else if (iequals(a, "keys")) {
+    } else if (p.check("keys")) {  // the rest are the keys
       if (!ctx.arg(3).empty()) {
-        ctx.reply.error(kKeysNeedsEmpty);
-        return;
+        p.fail(err::kMigrateKeysNeedsEmpty);
+        break;
       }
-      first_key = j + 1;
-      num_keys = ctx.argc() - j - 1;
+      first_key = p.index();
+      num_keys = p.left();
       break;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   std::int64_t timeout = 0, db = 0;
   if (!arg_i64(ctx, ctx.arg(5), &timeout) || !arg_i64(ctx, ctx.arg(4), &db)) return;
   if (timeout <= 0) timeout = 1000;
 
 #if !KVLAB_SERVER_HAVE_HIREDIS
   (void)copy, (void)replace, (void)first_key, (void)num_keys, (void)has_username;
-  ctx.reply.error("ERR MIGRATE needs kvlab-server built with hiredis");
+  ctx.reply.error(err::kMigrateNoHiredis);
 #else
   // The keys here, serialized now: nothing changes them until this command ends (its locks).
   std::vector<Moving> moving;
@@ -216,7 +213,7 @@ void migrate_cmd(CommandContext& ctx) {
     redisContext* c = s != nullptr ? s->ctx.get() : nullptr;
     if (c == nullptr) {
       // Redis connects without waiting and finds the refusal when it writes.
-      ctx.reply.error("IOERR error or timeout writing to target instance");
+      ctx.reply.error(err::kIoErrWrite);
       return;
     }
     if (has_password) {
@@ -291,7 +288,7 @@ void migrate_cmd(CommandContext& ctx) {
     if (!target_error.empty()) s->last_db = -1;  // the target may not have selected it
     if (write_error || socket_error) close_socket(host, port);  // invalidates s and c
     if (!target_error.empty()) {
-      ctx.reply.error("ERR Target instance replied with error: " + target_error);
+      ctx.reply.error(err::migrate_target_error(target_error));
       return;
     }
     if (write_error || socket_error) {
@@ -301,8 +298,7 @@ void migrate_cmd(CommandContext& ctx) {
         may_retry = false;
         continue;
       }
-      ctx.reply.error(write_error ? "IOERR error or timeout writing to target instance"
-                                  : "IOERR error or timeout reading to target instance");
+      ctx.reply.error(write_error ? err::kIoErrWrite : err::kIoErrRead);
       return;
     }
     s->last_db = db;

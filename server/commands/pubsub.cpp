@@ -59,7 +59,7 @@ void psubscribe_cmd(CommandContext& ctx) {
 void ssubscribe_cmd(CommandContext& ctx) {
   // Redis refuses SSUBSCRIBE where a client may not block: inside MULTI (and scripts).
   if (ctx.conn.in_exec) {
-    ctx.reply.error("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+    ctx.reply.error(err::kSsubscribeDenyBlocking);
     return;
   }
   for (std::size_t i = 1; i < ctx.argc(); ++i) {
@@ -139,8 +139,7 @@ void spublish_cmd(CommandContext& ctx) {
 
 void channels_common(CommandContext& ctx, bool shard) {
   if (ctx.argc() > 3) {  // Redis 7.0: at most one pattern, the subcommand named as typed
-    ctx.reply.error("ERR unknown subcommand or wrong number of arguments for '" +
-                    std::string(ctx.arg(1)) + "'. Try PUBSUB HELP.");
+    ctx.reply.error(err::subcommand_syntax("pubsub", ctx.arg(1)));
     return;
   }
   std::optional<std::string_view> pattern;

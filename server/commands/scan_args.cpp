@@ -10,23 +10,23 @@ bool parse_scan_cursor_arg(CommandContext& ctx, std::size_t index, ScanArgs* a) 
   return false;
 }
 
-std::string_view scan_options_error(const CommandContext& ctx, std::size_t first, unsigned allowed,
-                                    ScanArgs* a) {
-  for (std::size_t i = first; i < ctx.argc();) {
-    const std::string_view name = ctx.arg(i);
-    const bool has_value = i + 1 < ctx.argc();
+std::string_view scan_options_error(std::span<const std::string_view> argv, std::size_t first,
+                                    unsigned allowed, ScanArgs* a) {
+  for (std::size_t i = first; i < argv.size();) {
+    const std::string_view name = argv[i];
+    const bool has_value = i + 1 < argv.size();
     if (iequals(name, "count") && has_value) {
       std::int64_t count = 0;
-      if (!parse_i64(ctx.arg(i + 1), &count)) return err::kNotInteger;
+      if (!parse_i64(argv[i + 1], &count)) return err::kNotInteger;
       if (count < 1) return err::kSyntax;
       a->count = static_cast<std::uint64_t>(count);
       i += 2;
     } else if (iequals(name, "match") && has_value) {
-      a->pattern = ctx.arg(i + 1);
+      a->pattern = argv[i + 1];
       a->has_pattern = a->pattern != "*";
       i += 2;
     } else if ((allowed & kScanType) && iequals(name, "type") && has_value) {
-      a->type = ctx.arg(i + 1);
+      a->type = argv[i + 1];
       a->has_type = true;
       i += 2;
     } else if ((allowed & kScanNoValues) && iequals(name, "novalues")) {
@@ -37,6 +37,11 @@ std::string_view scan_options_error(const CommandContext& ctx, std::size_t first
     }
   }
   return {};
+}
+
+std::string_view scan_options_error(const CommandContext& ctx, std::size_t first, unsigned allowed,
+                                    ScanArgs* a) {
+  return scan_options_error(ctx.argv, first, allowed, a);
 }
 
 bool parse_scan_options(CommandContext& ctx, std::size_t first, unsigned allowed, ScanArgs* a) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace kvlab::server {
@@ -34,6 +35,8 @@ enum ScanOptions : unsigned { kScanMatchCount = 0, kScanType = 1, kScanNoValues 
 // argv[index] as the cursor; false after replying "ERR invalid cursor".
 bool parse_scan_cursor_arg(CommandContext& ctx, std::size_t index, ScanArgs* a);
 // argv[first...] as options; the error text to reply (empty when they parse).
+std::string_view scan_options_error(std::span<const std::string_view> argv, std::size_t first,
+                                    unsigned allowed, ScanArgs* a);
 std::string_view scan_options_error(const CommandContext& ctx, std::size_t first, unsigned allowed,
                                     ScanArgs* a);
 // The same, replying the error; false when there was one.

@@ -10,11 +10,13 @@
 // the member from the source, and puts the member back if the destination changed type in between,
 // so WRONGTYPE never loses a member.
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/scan_args.hpp"
 #include "server/data/set_types.hpp"
@@ -314,31 +316,20 @@ void sdiffstore_cmd(CommandContext& ctx) {
 
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 void sintercard_cmd(CommandContext& ctx) {
-  std::int64_t numkeys = 0;
-  if (!parse_i64(ctx.arg(1), &numkeys) || numkeys < 1) {
-    ctx.reply.error(err::kNumkeysPositive);
-    return;
-  }
-  if (numkeys > static_cast<std::int64_t>(ctx.argc()) - 2) {
-    ctx.reply.error(err::kNumkeysTooMany);
-    return;
-  }
+  ArgParser p(ctx.argv);
+  const std::size_t numkeys = p.next_keys(kNumkeysCard).size();
   std::int64_t limit = 0;
-  for (std::size_t j = 2 + static_cast<std::size_t>(numkeys); j < ctx.argc(); ++j) {
-    if (iequals(ctx.arg(j), "limit") && j + 1 < ctx.argc()) {
-      if (!parse_i64(ctx.arg(++j), &limit) || limit < 0) {
-        ctx.reply.error(err::kLimitNegative);
-        return;
-      }
+  while (!p.done()) {
+    if (p.check("limit", 1)) {
+      limit = p.next_int(0, std::numeric_limits<std::int64_t>::max(), err::kLimitNegative,
+                         err::kLimitNegative);
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   ObjectRef ref;
-  if (!compute(ctx, SetOp::kInter, 2, 1 + static_cast<std::size_t>(numkeys), &ref,
-               static_cast<std::size_t>(limit)))
-    return;
+  if (!compute(ctx, SetOp::kInter, 2, 1 + numkeys, &ref, static_cast<std::size_t>(limit))) return;
   ctx.reply.integer(static_cast<std::int64_t>(as_container<SetObject>(ref)->data.size()));
 }
 

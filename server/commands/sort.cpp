@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/data/set_types.hpp"
@@ -57,33 +58,29 @@ struct SortOptions {
 
 // Parses argv[2...]; replies the error and returns false on a bad option.
 bool parse_sort_options(CommandContext& ctx, bool readonly, SortOptions* o) {
-  for (std::size_t j = 2; j < ctx.argc(); ++j) {
-    const std::string_view a = ctx.arg(j);
-    const std::size_t left = ctx.argc() - j - 1;
-    if (iequals(a, "asc")) {
+  ArgParser p(ctx.argv, 2);
+  while (!p.done()) {
+    if (p.check("asc")) {
       o->desc = false;
-    } else if (iequals(a, "desc")) {
+    } else if (p.check("desc")) {
       o->desc = true;
-    } else if (iequals(a, "alpha")) {
+    } else if (p.check("alpha")) {
       o->alpha = true;
-    } else if (iequals(a, "limit") && left >= 2) {
-      if (!arg_i64(ctx, ctx.arg(j + 1), &o->limit_start) ||
-          !arg_i64(ctx, ctx.arg(j + 2), &o->limit_count))
-        return false;
-      j += 2;
-    } else if (!readonly && iequals(a, "store") && left >= 1) {
-      o->store = ctx.arg(++j);
-    } else if (iequals(a, "by") && left >= 1) {
-      o->by = ctx.arg(++j);
+    } else if (p.check("limit", 2)) {
+      o->limit_start = p.next_int();
+      o->limit_count = p.next_int();
+    } else if (!readonly && p.check("store", 1)) {
+      o->store = p.next();
+    } else if (p.check("by", 1)) {
+      o->by = p.next();
       o->dontsort = o->by->find('*') == std::string_view::npos;
-    } else if (iequals(a, "get") && left >= 1) {
-      o->gets.push_back(ctx.arg(++j));
+    } else if (p.check("get", 1)) {
+      o->gets.push_back(p.next());
     } else {
-      ctx.reply.error(err::kSyntax);
-      return false;
+      p.fail(err::kSyntax);
     }
   }
-  return true;
+  return !p.reply_error(ctx.reply);
 }
 
 // What pattern names for element `subst`: the element itself for "#", else the string at the
@@ -335,14 +332,18 @@ void sort_ro_cmd(CommandContext& ctx) {
 // The keys that BY and GET patterns read depend on the elements and are not listed (see the top).
 bool sort_keys(std::span<const std::string_view> argv, std::vector<std::size_t>* out) {
   std::size_t store = 0;
-  for (std::size_t j = 2; j < argv.size(); ++j) {
-    const std::size_t left = argv.size() - j - 1;
-    if (iequals(argv[j], "limit") && left >= 2) {
-      j += 2;
-    } else if ((iequals(argv[j], "by") || iequals(argv[j], "get")) && left >= 1) {
-      ++j;
-    } else if (iequals(argv[j], "store") && left >= 1) {
-      store = ++j;
+  ArgParser p(argv, 2);
+  while (!p.done()) {
+    if (p.check("limit", 2)) {
+      p.next();
+      p.next();
+    } else if (p.check("by", 1) || p.check("get", 1)) {
+      p.next();
+    } else if (p.check("store", 1)) {
+      store = p.index();
+      p.next();
+    } else {
+      p.next();  // the handler refuses it; no key here
     }
   }
   if (store != 0) out->push_back(store);

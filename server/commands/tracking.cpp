@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/net/session.hpp"
 
@@ -15,61 +16,54 @@ void client_tracking_cmd(CommandContext& ctx) {
   std::int64_t redirect = 0;
   bool bcast = false, optin = false, optout = false, noloop = false;
   std::vector<std::string> prefixes;
-  for (std::size_t j = 3; j < ctx.argc(); ++j) {
-    const bool more = j + 1 < ctx.argc();
-    const std::string_view o = ctx.arg(j);
-    if (iequals(o, "redirect") && more) {
-      ++j;
+  ArgParser p(ctx.argv, 3);
+  while (!p.done()) {
+    if (p.check("redirect", 1)) {
       if (redirect != 0) {
-        ctx.reply.error("ERR A client can only redirect to a single other client");
-        return;
+        p.fail(err::kTrackingRedirectOne);
+        break;
       }
-      if (!arg_i64(ctx, ctx.arg(j), &redirect)) return;
+      redirect = p.next_int();
       // Required to exist now, even though it may disconnect later (Redis's sanity check).
-      if (redirect <= 0 || !ctx.server.clients().find(static_cast<std::uint64_t>(redirect))) {
-        ctx.reply.error("ERR The client ID you want redirect to does not exist");
-        return;
-      }
-    } else if (iequals(o, "bcast")) {
+      if (p.ok() &&
+          (redirect <= 0 || !ctx.server.clients().find(static_cast<std::uint64_t>(redirect))))
+        p.fail(err::kTrackingRedirectMissing);
+    } else if (p.check("bcast")) {
       bcast = true;
-    } else if (iequals(o, "optin")) {
+    } else if (p.check("optin")) {
       optin = true;
-    } else if (iequals(o, "optout")) {
+    } else if (p.check("optout")) {
       optout = true;
-    } else if (iequals(o, "noloop")) {
+    } else if (p.check("noloop")) {
       noloop = true;
-    } else if (iequals(o, "prefix") && more) {
-      prefixes.emplace_back(ctx.arg(++j));
+    } else if (p.check("prefix", 1)) {
+      prefixes.emplace_back(p.next());
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   TrackingFlags& t = ctx.conn.tracking;
   TrackingRegistry& reg = ctx.server.tracking();
   if (iequals(ctx.arg(2), "on")) {
     if (!bcast && !prefixes.empty()) {
-      ctx.reply.error("ERR PREFIX option requires BCAST mode to be enabled");
+      ctx.reply.error(err::kTrackingPrefixNeedsBcast);
       return;
     }
     if (t.on && t.bcast != bcast) {
-      ctx.reply.error(
-          "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
-          "then re-enabling it with a different mode.");
+      ctx.reply.error(err::kTrackingBcastSwitch);
       return;
     }
     if (bcast && (optin || optout)) {
-      ctx.reply.error("ERR OPTIN and OPTOUT are not compatible with BCAST");
+      ctx.reply.error(err::kTrackingOptBcast);
       return;
     }
     if (optin && optout) {
-      ctx.reply.error("ERR You can't specify both OPTIN mode and OPTOUT mode");
+      ctx.reply.error(err::kTrackingOptInAndOut);
       return;
     }
     if ((optin && t.optout) || (optout && t.optin)) {
-      ctx.reply.error(
-          "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
-          "then re-enabling it with a different mode.");
+      ctx.reply.error(err::kTrackingOptSwitch);
       return;
     }
     if (bcast) {
@@ -97,22 +91,18 @@ void client_tracking_cmd(CommandContext& ctx) {
 void client_caching_cmd(CommandContext& ctx) {
   TrackingFlags& t = ctx.conn.tracking;
   if (!t.on) {
-    ctx.reply.error(
-        "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
-        "OPTOUT mode enabled");
+    ctx.reply.error(err::kCachingNeedsOpt);
     return;
   }
   const std::string_view o = ctx.arg(2);
   if (iequals(o, "yes")) {
     if (!t.optin) {
-      ctx.reply.error(
-          "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+      ctx.reply.error(err::kCachingYesNeedsOptIn);
       return;
     }
   } else if (iequals(o, "no")) {
     if (!t.optout) {
-      ctx.reply.error(
-          "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+      ctx.reply.error(err::kCachingNoNeedsOptOut);
       return;
     }
   } else {

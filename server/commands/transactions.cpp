@@ -81,7 +81,7 @@ namespace {
 
 void multi_cmd(CommandContext& ctx) {
   if (ctx.conn.tx) {
-    ctx.reply.error("ERR MULTI calls can not be nested");
+    ctx.reply.error(err::kMultiNested);
     return;
   }
   ctx.conn.tx = std::make_unique<Connection::Transaction>();
@@ -90,7 +90,7 @@ void multi_cmd(CommandContext& ctx) {
 
 void discard_cmd(CommandContext& ctx) {
   if (!ctx.conn.tx) {
-    ctx.reply.error("ERR DISCARD without MULTI");
+    ctx.reply.error(err::kDiscardWithoutMulti);
     return;
   }
   discard_transaction(ctx.server, ctx.conn);
@@ -106,7 +106,7 @@ bool expired_now(CommandContext& ctx, std::string_view key) {
 
 void watch_cmd(CommandContext& ctx) {
   if (ctx.conn.tx) {
-    ctx.reply.error("ERR WATCH inside MULTI is not allowed");
+    ctx.reply.error(err::kWatchInsideMulti);
     return;
   }
   if (!ctx.conn.watch) ctx.conn.watch = std::make_unique<WatchClient>();
@@ -123,13 +123,13 @@ void unwatch_cmd(CommandContext& ctx) {
 void exec_cmd(CommandContext& ctx) {
   Connection& conn = ctx.conn;
   if (!conn.tx) {
-    ctx.reply.error("ERR EXEC without MULTI");
+    ctx.reply.error(err::kExecWithoutMulti);
     return;
   }
   const std::unique_ptr<Connection::Transaction> tx = std::move(conn.tx);
   if (tx->aborted) {
     discard_transaction(ctx.server, ctx.conn);
-    ctx.reply.error("EXECABORT Transaction discarded because of previous errors.");
+    ctx.reply.error(err::kExecAbort);
     return;
   }
   // Every key the queued commands name, and the watched ones.

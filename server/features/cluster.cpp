@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "server/features/cluster_migration.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
@@ -76,7 +77,7 @@ std::shared_ptr<const ClusterConfig> ClusterConfig::parse(std::string_view text,
                                                           std::string_view self_id,
                                                           std::string* error) {
   auto bad = [&](std::string why) {
-    *error = "ERR invalid cluster configuration: " + std::move(why);
+    *error = err::invalid_cluster_config(why);
     return nullptr;
   };
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -253,29 +254,28 @@ Cluster::Route Cluster::route(std::span<const std::string_view> keys, bool askin
   const unsigned first = key_hash_slot(keys[0]);
   for (std::size_t i = 1; i < keys.size(); ++i)
     if (key_hash_slot(keys[i]) != first) {
-      *error = "CROSSSLOT Keys in request don't hash to the same slot";
+      *error = err::kCrossSlot;
       return Route::kError;
     }
   *slot = static_cast<int>(first);
   const auto cfg = config();
   if (cfg == nullptr || cfg->owner[first] < 0) {
-    *error = "CLUSTERDOWN Hash slot not served";
+    *error = err::kSlotNotServed;
     return Route::kError;
   }
   const int owner = cfg->owner[first];
   const int to = cfg->migrating_to[first];
-  auto redirect = [&](const char* kind, int shard) {
+  auto redirect = [&](auto text, int shard) {
     const ClusterNode& n = cfg->shards[static_cast<std::size_t>(shard)].master;
-    *error =
-        std::string(kind) + " " + std::to_string(first) + " " + n.ip + ":" + std::to_string(n.port);
+    *error = text(first, n.ip, n.port);
   };
   if (owner == cfg->self) {
     if (to < 0) return Route::kServe;
-    redirect("ASK", to);
+    redirect(err::ask, to);
     return Route::kIfPresent;
   }
   if (to == cfg->self && asking) return Route::kImportingAsked;
-  redirect("MOVED", owner);
+  redirect(err::moved, owner);
   return Route::kError;
 }
 

@@ -9,6 +9,7 @@
 #include "server/core/command.hpp"
 #include "server/features/host.hpp"
 #include "server/features/scripting.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/util/strings_util.hpp"
 
 namespace kvlab::server {
@@ -123,15 +124,11 @@ std::string TrackingRegistry::check_prefixes(std::uint64_t id,
   for (std::size_t i = 0; i < prefixes.size(); ++i) {
     for (const std::string& e : existing) {
       if (overlaps(e, prefixes[i]))
-        return "ERR Prefix '" + std::string(shown(prefixes[i])) +
-               "' overlaps with an existing prefix '" + std::string(shown(e)) +
-               "'. Prefixes for a single client must not overlap.";
+        return err::prefix_overlaps_existing(shown(prefixes[i]), shown(e));
     }
     for (std::size_t j = i + 1; j < prefixes.size(); ++j) {
       if (overlaps(prefixes[i], prefixes[j]))
-        return "ERR Prefix '" + std::string(shown(prefixes[i])) +
-               "' overlaps with another provided prefix '" + std::string(shown(prefixes[j])) +
-               "'. Prefixes for a single client must not overlap.";
+        return err::prefix_overlaps_provided(shown(prefixes[i]), shown(prefixes[j]));
     }
   }
   return {};

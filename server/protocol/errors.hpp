@@ -5,6 +5,8 @@
 // writer adds both. Messages with arguments have a small formatting function next to them.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -187,4 +189,210 @@ inline constexpr std::string_view kBusyFunction =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
 inline constexpr std::string_view kLcsAllocFailed =
     "ERR Insufficient memory, failed allocating transient memory for LCS";
+}  // namespace kvlab::server::err
+
+// Hashes (server/commands/hashes.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kHashNotInteger = "ERR hash value is not an integer";
+inline constexpr std::string_view kHashNotFloat = "ERR hash value is not a float";
+}  // namespace kvlab::server::err
+
+// DUMP and RESTORE (server/commands/dump.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kBusyKey = "BUSYKEY Target key name already exists.";
+inline constexpr std::string_view kRestoreBadTtl = "ERR Invalid TTL value, must be >= 0";
+inline constexpr std::string_view kRestoreBadIdletime = "ERR Invalid IDLETIME value, must be >= 0";
+inline constexpr std::string_view kRestoreBadFreq =
+    "ERR Invalid FREQ value, must be >= 0 and <= 255";
+inline constexpr std::string_view kDumpPayload = "ERR DUMP payload version or checksum are wrong";
+inline constexpr std::string_view kBadDataFormat = "ERR Bad data format";
+}  // namespace kvlab::server::err
+
+// MULTI, EXEC, DISCARD, WATCH (server/commands/transactions.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kMultiNested = "ERR MULTI calls can not be nested";
+inline constexpr std::string_view kDiscardWithoutMulti = "ERR DISCARD without MULTI";
+inline constexpr std::string_view kWatchInsideMulti = "ERR WATCH inside MULTI is not allowed";
+inline constexpr std::string_view kExecWithoutMulti = "ERR EXEC without MULTI";
+inline constexpr std::string_view kExecAbort =
+    "EXECABORT Transaction discarded because of previous errors.";
+}  // namespace kvlab::server::err
+
+// Blocking commands (server/commands/blocking.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kTimeoutNotFloat = "ERR timeout is not a float or out of range";
+inline constexpr std::string_view kUnblocked = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+}  // namespace kvlab::server::err
+
+// Cluster mode (server/features/cluster.cpp, server/commands/cluster.cpp, and the redirects of
+// blocked clients in server/commands/blocking.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kCrossSlot =
+    "CROSSSLOT Keys in request don't hash to the same slot";
+inline constexpr std::string_view kSlotNotServed = "CLUSTERDOWN Hash slot not served";
+inline constexpr std::string_view kClusterDown = "CLUSTERDOWN The cluster is down";
+inline constexpr std::string_view kClusterDisabled =
+    "ERR This instance has cluster support disabled";
+inline constexpr std::string_view kInvalidSlot = "ERR Invalid slot";
+inline constexpr std::string_view kInvalidSlotOrCount = "ERR Invalid slot or number of keys";
+inline constexpr std::string_view kKvlabClusterNeedsMode =
+    "ERR KVLAB CLUSTER CONFIG needs --cluster-mode yes";
+inline constexpr std::string_view kKvlabUnknownSubcommand =
+    "ERR unknown KVLAB subcommand; try KVLAB CLUSTER CONFIG <json> or KVLAB CLUSTER GETCONFIG";
+inline std::string moved(unsigned slot, std::string_view ip, int port) {
+  return "MOVED " + std::to_string(slot) + " " + std::string(ip) + ":" + std::to_string(port);
+}
+inline std::string ask(unsigned slot, std::string_view ip, int port) {
+  return "ASK " + std::to_string(slot) + " " + std::string(ip) + ":" + std::to_string(port);
+}
+inline std::string invalid_cluster_config(std::string_view why) {
+  return "ERR invalid cluster configuration: " + std::string(why);
+}
+// sub_upper: the gossip-era subcommand (MEET, ADDSLOTS...) upper-cased.
+inline std::string cluster_unsupported(std::string_view sub_upper) {
+  return "ERR CLUSTER " + std::string(sub_upper) +
+         " is not supported by kvlab: nodes take their configuration from KVLAB CLUSTER CONFIG "
+         "(kvlab cluster create)";
+}
+}  // namespace kvlab::server::err
+
+// Client-side caching (server/commands/tracking.cpp, server/features/tracking.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kTrackingRedirectOne =
+    "ERR A client can only redirect to a single other client";
+inline constexpr std::string_view kTrackingRedirectMissing =
+    "ERR The client ID you want redirect to does not exist";
+inline constexpr std::string_view kTrackingPrefixNeedsBcast =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+inline constexpr std::string_view kTrackingBcastSwitch =
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
+    "re-enabling it with a different mode.";
+inline constexpr std::string_view kTrackingOptBcast =
+    "ERR OPTIN and OPTOUT are not compatible with BCAST";
+inline constexpr std::string_view kTrackingOptInAndOut =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+inline constexpr std::string_view kTrackingOptSwitch =
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
+    "re-enabling it with a different mode.";
+inline constexpr std::string_view kCachingNeedsOpt =
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+    "OPTOUT mode enabled";
+inline constexpr std::string_view kCachingYesNeedsOptIn =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+inline constexpr std::string_view kCachingNoNeedsOptOut =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+// Redis formats the prefixes with %s: callers pass them cut at their first NUL byte.
+inline std::string prefix_overlaps_existing(std::string_view prefix, std::string_view existing) {
+  return "ERR Prefix '" + std::string(prefix) + "' overlaps with an existing prefix '" +
+         std::string(existing) + "'. Prefixes for a single client must not overlap.";
+}
+inline std::string prefix_overlaps_provided(std::string_view prefix, std::string_view other) {
+  return "ERR Prefix '" + std::string(prefix) + "' overlaps with another provided prefix '" +
+         std::string(other) + "'. Prefixes for a single client must not overlap.";
+}
+}  // namespace kvlab::server::err
+
+// Pub/sub, CONFIG, LATENCY, keyspace walks (server/commands/pubsub.cpp, config.cpp,
+// introspection.cpp, keys.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kSsubscribeDenyBlocking =
+    "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client";
+inline constexpr std::string_view kNoConfigFile = "ERR The server is running without a config file";
+inline constexpr std::string_view kCountAtLeastMinusOne =
+    "ERR count should be greater than or equal to -1";
+inline std::string latency_no_samples(std::string_view event) {
+  return "ERR No samples available for event '" + std::string(event) + "'";
+}
+// OBJECT IDLETIME under a policy whose access word is a read count, not a clock.
+inline constexpr std::string_view kIdletimeNotTracked =
+    "ERR A SIEVE or S3-FIFO maxmemory policy is selected, idle time not tracked.";
+// KEYS, SCAN, RANDOMKEY... on a backend that cannot iterate under concurrent writers.
+inline std::string cannot_walk(std::string_view backend) {
+  return "ERR backend " + std::string(backend) +
+         " cannot iterate keys while other workers write (no concurrent_for_each); restart with "
+         "--threads 1 or another backend";
+}
+}  // namespace kvlab::server::err
+
+// HyperLogLog (server/commands/hyperloglog.cpp); TESTFAILED is PFSELFTEST's code.
+namespace kvlab::server::err {
+inline constexpr std::string_view kNotHll =
+    "WRONGTYPE Key is not a valid HyperLogLog string value.";
+inline constexpr std::string_view kHllCorrupt = "INVALIDOBJ Corrupted HLL object detected";
+inline constexpr std::string_view kKeyDoesNotExist = "ERR The specified key does not exist";
+inline constexpr std::string_view kHllNotSparse = "ERR HLL encoding is not sparse";
+inline std::string pfdebug_unknown(std::string_view sub) {
+  return "ERR Unknown PFDEBUG subcommand '" + std::string(sub) + "'";
+}
+inline constexpr std::string_view kSelftestNotSparse = "TESTFAILED sparse encoding not used";
+inline constexpr std::string_view kSelftestDisagree = "TESTFAILED dense/sparse disagree";
+inline std::string selftest_register(long index, int expected, int got) {
+  return "TESTFAILED Register " + std::to_string(index) + " should be " + std::to_string(expected) +
+         " but is " + std::to_string(got);
+}
+inline std::string selftest_too_big_error(std::uint64_t card, std::uint64_t abserr) {
+  return "TESTFAILED Too big error. card:" + std::to_string(card) +
+         " abserr:" + std::to_string(abserr);
+}
+}  // namespace kvlab::server::err
+
+// MIGRATE (server/commands/migrate.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kMigrateKeysNeedsEmpty =
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string";
+inline constexpr std::string_view kMigrateNoHiredis =
+    "ERR MIGRATE needs kvlab-server built with hiredis";
+inline constexpr std::string_view kIoErrWrite = "IOERR error or timeout writing to target instance";
+inline constexpr std::string_view kIoErrRead = "IOERR error or timeout reading to target instance";
+inline std::string migrate_target_error(std::string_view text) {
+  return "ERR Target instance replied with error: " + std::string(text);
+}
+}  // namespace kvlab::server::err
+
+// DEBUG (server/commands/debug.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kDebugNotAllowed =
+    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+    "can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server.";
+inline constexpr std::string_view kResp2NotSupported = "ERR RESP2 is not supported by this command";
+inline constexpr std::string_view kDebugProtocolType =
+    "ERR Wrong protocol type name. Please use one of the following: "
+    "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+inline constexpr std::string_view kDebugReloadOptions =
+    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.";
+inline constexpr std::string_view kDebugMemoryValue =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
+}  // namespace kvlab::server::err
+
+// Geo commands (server/commands/geo.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kGeoUnit =
+    "ERR unsupported unit provided. please use M, KM, FT, MI";
+inline constexpr std::string_view kGeoRadiusNotNumeric = "ERR need numeric radius";
+inline constexpr std::string_view kGeoWidthNotNumeric = "ERR need numeric width";
+inline constexpr std::string_view kGeoHeightNotNumeric = "ERR need numeric height";
+inline constexpr std::string_view kGeoRadiusNegative = "ERR radius cannot be negative";
+inline constexpr std::string_view kGeoBoxNegative = "ERR height or width cannot be negative";
+inline constexpr std::string_view kGeoDecode = "ERR could not decode requested zset member";
+inline constexpr std::string_view kGeoCountPositive = "ERR COUNT must be > 0";
+inline constexpr std::string_view kGeoAnyNeedsCount =
+    "ERR the ANY argument requires COUNT argument";
+inline constexpr std::string_view kGeoSearchStoreWith =
+    "ERR GEOSEARCHSTORE is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+inline constexpr std::string_view kGeoRadiusStoreWith =
+    "ERR STORE option in GEORADIUS is not compatible with WITHDIST, WITHHASH and WITHCOORD options";
+// Redis's "%f,%f": six decimals, so 1e308 takes 309 digits (the buffer holds two of them).
+inline std::string invalid_lonlat(double lon, double lat) {
+  char buf[800];
+  std::snprintf(buf, sizeof buf, "ERR invalid longitude,latitude pair %f,%f", lon, lat);
+  return buf;
+}
+// command: argv[0] as typed.
+inline std::string geo_from_one(std::string_view command) {
+  return "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + std::string(command);
+}
+inline std::string geo_by_one(std::string_view command) {
+  return "ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(command);
+}
 }  // namespace kvlab::server::err
