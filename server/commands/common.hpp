@@ -14,6 +14,7 @@
 
 #include "server/commands/args.hpp"
 #include "server/core/command.hpp"
+#include "server/core/command_util.hpp"
 #include "server/core/db.hpp"
 #include "server/protocol/errors.hpp"
 #include "server/features/notify.hpp"
@@ -24,9 +25,6 @@
 
 namespace kvlab::server {
 
-// Serves the clients blocked on the keys the running command made ready (blocking.cpp); called
-// by the escalation that ran the command, before it releases its locks.
-void serve_blocked(CommandContext& ctx);
 // CLIENT UNBLOCK: ends conn_id's wait with the timeout reply or an UNBLOCKED error. False when it
 // was not blocked (or was being served).
 bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error);
@@ -36,27 +34,11 @@ bool unblock_client(CommandContext& ctx, std::uint64_t conn_id, bool with_error)
 // not in the configuration), as Redis 7.0's clusterRedirectBlockedClientIfNeeded. A slot that
 // migrates away is still this node's: its waiters stay, as in 7.0. Returns how many it ended.
 std::size_t redirect_blocked_clients(CommandContext& ctx, const ClusterConfig& cfg);
-// MIGRATE's connection cache on the calling worker (migrate.cpp): when its least recently used
-// connection becomes idle long enough to close (-1: none cached), and the closing of those that
-// are, which the worker's loop runs then.
-std::int64_t migrate_idle_deadline_ms();
-void migrate_close_idle(std::int64_t now_ms);
 // Serves a client blocked by XREAD (argv as it registered, with "$" resolved) from key, writing
 // its reply to w; false when key holds nothing after the client's ID (streams.cpp).
 bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> argv,
                          std::string_view key, ReplyWriter& w);
 
-// Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
-inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
-  const TrackingServerChange by_server;  // the invalidation names no client (NOLOOP)
-  bool removed = false;
-  ks.update(key, [&](const Value* v) {
-    removed = v != nullptr && v->expired_at(now_ms);
-    return removed ? Update<Value>::erase() : Update<Value>::keep();
-  });
-  if (removed) notify_keyspace_event(kNotifyExpired, "expired", key);
-  return removed;
-}
 
 // Calls fn(const Value&) for key's live value while the backend protects it. Returns false when
 // the key is absent or expired (and then removes the expired value, unless clients are paused).
@@ -96,17 +78,7 @@ bool read_live(CommandContext& ctx, std::string_view key, F&& fn, bool touch = t
 // worker; otherwise replies an error naming the backend and returns false (keys.cpp).
 bool can_walk(CommandContext& ctx);
 
-// The live value among what update() passes in: nullptr when absent or expired.
-inline const Value* live(const Value* v, std::int64_t now_ms) {
-  return (v != nullptr && !v->expired_at(now_ms)) ? v : nullptr;
-}
 
-// Parses an integer argument; on failure replies "value is not an integer" and returns false.
-inline bool arg_i64(CommandContext& ctx, std::string_view s, std::int64_t* out) {
-  if (parse_i64(s, out)) return true;
-  ctx.reply.error(err::kNotInteger);
-  return false;
-}
 
 // Parses a SCAN-family cursor as Redis does (strtoul, base 10): an optional sign, then digits; an
 // empty string is cursor 0 and "-N" wraps to 2^64 - N. Leading spaces, other characters and values
@@ -155,17 +127,7 @@ inline bool arg_expire(CommandContext& ctx, std::string_view s, TimeUnit unit, b
   return true;
 }
 
-inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) {
-  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 
-// The lower-cased command name, for error messages ("invalid expire time in 'set' command").
-inline std::string lower_name(std::string_view s) {
-  std::string out;
-  to_lower(s, &out);
-  return out;
-}
 
 // The tail "numkeys key [key ...] SIDE [COUNT count]" of LMPOP, ZMPOP, BLMPOP and BZMPOP, with
 // numkeys at argv[at]. Checked in Redis's order, with its texts: numkeys, then the side (`first`
@@ -204,11 +166,6 @@ inline std::string_view parse_multi_pop(std::span<const std::string_view> argv, 
   return {};
 }
 
-// A HELP subcommand's reply: one status line each.
-inline void reply_help(CommandContext& ctx, std::initializer_list<std::string_view> lines) {
-  ctx.reply.array(lines.size());
-  for (auto l : lines) ctx.reply.simple(l);
-}
 
 // What OBJECT REFCOUNT and OBJECT ENCODING answer for a value (keys.cpp), also shown by DEBUG
 // OBJECT.

@@ -27,6 +27,8 @@
 
 namespace kvlab::server {
 
+struct CommandContext;
+
 struct BlockedClient {
   enum State : int { kWaiting, kServing, kDone };
   std::uint64_t conn_id = 0;
@@ -96,5 +98,14 @@ struct ReadyKeys {
   }
 };
 ReadyKeys& ready_keys();
+
+// Serves the clients blocked on the keys the running command made ready; called by the
+// escalation that ran the command, before it releases its locks. Serving runs the blocked
+// commands' own code (pops, moves, stream reads), which lives in the command layer:
+// commands/blocking.cpp registers it with set_serve_blocked() during static initialization, so
+// the core calls up through this hook without including that layer.
+using ServeBlockedFn = void (*)(CommandContext&);
+void set_serve_blocked(ServeBlockedFn fn);
+void serve_blocked(CommandContext& ctx);
 
 }  // namespace kvlab::server

@@ -14,7 +14,7 @@
 #include "server/core/blocking.hpp"
 #include "server/features/cluster_migration.hpp"
 #include "server/core/command.hpp"
-#include "server/commands/common.hpp"
+#include "server/core/command_util.hpp"
 #include "server/net/session.hpp"
 #include "server/data/container.hpp"
 #include "server/protocol/errors.hpp"

@@ -206,4 +206,16 @@ bool WatchRegistry::any_expired(WatchClient& c, Expired&& expired) {
   return false;
 }
 
+// Removes key if its stored value has expired by now_ms. Returns true when this call removed it.
+inline bool expire_if_due(Db& ks, std::string_view key, std::int64_t now_ms) {
+  const TrackingServerChange by_server;  // the invalidation names no client (NOLOOP)
+  bool removed = false;
+  ks.update(key, [&](const Value* v) {
+    removed = v != nullptr && v->expired_at(now_ms);
+    return removed ? Update<Value>::erase() : Update<Value>::keep();
+  });
+  if (removed) notify_keyspace_event(kNotifyExpired, "expired", key);
+  return removed;
+}
+
 }  // namespace kvlab::server

@@ -25,9 +25,10 @@
 #include <exception>
 #include <span>
 
-#include "server/commands/common.hpp"
 #include "server/core/command.hpp"
+#include "server/core/command_util.hpp"
 #include "server/data/keyspace_factory.hpp"
+#include "server/features/migrate_sockets.hpp"
 #include "server/features/monitor.hpp"
 #include "server/features/notify.hpp"
 #include "server/features/scripting.hpp"

@@ -22,7 +22,6 @@
 #include <exception>
 #include <span>
 
-#include "server/commands/common.hpp"
 #include "server/core/command.hpp"
 #include "server/data/keyspace_factory.hpp"
 #include "server/features/monitor.hpp"
