@@ -27,7 +27,8 @@
 # elements). The string commands (SET, GET, MGET, SETNX, APPEND, MSET) act on the prefilled keys;
 # INCR and the container commands use keys of their own ("incr:...", "lpush:..."), beside the
 # prefilled strings, which they would otherwise meet as WRONGTYPE or "not an integer". results.csv
-# gets a column `run` (1 or 2); summary.md gives the ratios of the second run, then of the first.
+# gets the columns `run` (1 or 2) and `minflt` (the server's minor page faults in the run);
+# summary.md gives the ratios of the second run, then of the first.
 # Defaults with --grown: pipeline 30, --threads 1.
 # Output: experiments/results/commands/TIMESTAMP/results.csv (every measurement) and summary.md.
 set -euo pipefail
@@ -110,6 +111,11 @@ def cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15)
 
 
+def minor_faults(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])  # minflt (field 10)
+
+
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -173,6 +179,7 @@ def grown_requests(pipeline):
 def run_fixed(server, cmd, client, pipeline, n):
     """One client run of exactly n requests (--grown), with the server's CPU time around it."""
     rb_args, template, prefix = grown_templates(cmd)
+    faults = minor_faults(server.proc.pid)
     before = cpu_ticks(server.proc.pid)
     t0 = time.monotonic()
     if client == "rb":
@@ -198,7 +205,8 @@ def run_fixed(server, cmd, client, pipeline, n):
     wall = time.monotonic() - t0
     cpu = (cpu_ticks(server.proc.pid) - before) / HZ
     return {"rps": rps, "requests": requests, "cpu_s": cpu, "wall_s": wall,
-            "per_cpu_s": requests / cpu if cpu > 0 else float("nan")}
+            "per_cpu_s": requests / cpu if cpu > 0 else float("nan"),
+            "minflt": minor_faults(server.proc.pid) - faults}
 
 
 def measure_grown(server, cmd, client, pipeline):
@@ -260,7 +268,8 @@ def load_rows(path):
             out.setdefault(int(r.get("run") or 1), []).append(
                 (int(r["rep"]), r["command"], r["client"], int(r["pipeline"]), r["server"],
                  {"rps": float(r["rps"]), "requests": int(r["requests"]), "cpu_s": cpu,
-                  "per_cpu_s": int(r["requests"]) / cpu if cpu > 0 else float("nan")}))
+                  "per_cpu_s": int(r["requests"]) / cpu if cpu > 0 else float("nan"),
+                  "minflt": int(r["minflt"]) if r.get("minflt") else None}))
     return out
 
 
@@ -303,7 +312,7 @@ try:
       with open(f"{outdir}/results.csv", "w", newline="") as f:
           w = csv.writer(f)
           w.writerow(["rep", "command", "client", "pipeline", "server", "rps", "requests", "cpu_s",
-                      "requests_per_cpu_s"] + (["run"] if args.grown else []))
+                      "requests_per_cpu_s"] + (["run", "minflt"] if args.grown else []))
           for rep in range(args.reps):
               for ci, cmd in enumerate(commands):
                   for client in clients:
@@ -319,7 +328,7 @@ try:
                                   w.writerow([rep, cmd, client, pipeline, s.name,
                                               f"{r['rps']:.0f}", r["requests"],
                                               f"{r['cpu_s']:.2f}", f"{r['per_cpu_s']:.0f}"]
-                                             + ([run] if args.grown else []))
+                                             + ([run, r["minflt"]] if args.grown else []))
                               f.flush()
               print(f"repetition {rep + 1}/{args.reps} done", file=sys.stderr)
 finally:
@@ -376,7 +385,9 @@ def summarize(heading):
         lines.append(f"| {cmd.upper()} | " + " | ".join(cells) + " |")
     lines.append("| geomean | " + " | ".join(f"{geomean(table[i]):.2f}" for i in range(len(cols))) + " |")
     lines.append("")
-    lines.append("Absolute medians (requests/s; requests per server CPU-second):")
+    faults = args.grown and all(r[5].get("minflt") is not None for r in rows)
+    lines.append("Absolute medians (requests/s; requests per server CPU-second"
+                 + ("; the server's minor page faults per request):" if faults else "):"))
     lines.append("")
     for client in clients:
         for pipeline in pipelines:
@@ -386,7 +397,9 @@ def summarize(heading):
                     rs = [get(rep, cmd, client, pipeline, s.name) for rep in range(args.reps)]
                     rs = [r for r in rs if r]
                     parts.append(f"{s.name} {statistics.median(r['rps'] for r in rs):.0f} / "
-                                 f"{statistics.median(r['per_cpu_s'] for r in rs):.0f}")
+                                 f"{statistics.median(r['per_cpu_s'] for r in rs):.0f}"
+                                 + (" / %.3f" % statistics.median(r["minflt"] / r["requests"]
+                                                                  for r in rs) if faults else ""))
                 lines.append(f"- {client} P{pipeline} {cmd.upper()}: " + "; ".join(parts))
     return lines
 
