@@ -23,6 +23,7 @@
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
 #include "server/util/memory.hpp"
+#include "server/protocol/errors.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 
@@ -101,7 +102,7 @@ void hello_cmd(CommandContext& ctx) {
       name = ctx.arg(i + 1);
       i += 1;
     } else {
-      ctx.reply.error("ERR Syntax error in HELLO option '" + std::string(ctx.arg(i)) + "'");
+      ctx.reply.error(err::hello_syntax(ctx.arg(i)));
       return;
     }
   }
@@ -314,17 +315,17 @@ void getkeys(CommandContext& ctx, bool with_flags) {
     if (c != nullptr) full_name += "|" + std::string(c->name);
   }
   if (c == nullptr) {
-    ctx.reply.error("ERR Invalid command specified");
+    ctx.reply.error(err::kGetkeysInvalidCommand);
     return;
   }
   // Shard channels (SPUBLISH, SSUBSCRIBE) are Redis's not_key key specs: no keys for GETKEYS.
   if ((c->first_key == 0 && c->extra_keys == nullptr) || (c->flags & kChannelKeys)) {
-    ctx.reply.error("ERR The command has no key arguments");
+    ctx.reply.error(err::kGetkeysNoKeys);
     return;
   }
   const auto n = static_cast<std::int64_t>(argv.size());
   if ((c->arity > 0 && c->arity != n) || n < -c->arity) {
-    ctx.reply.error("ERR Invalid number of arguments specified for command");
+    ctx.reply.error(err::kGetkeysArity);
     return;
   }
   // PFMERGE's sources are a key spec of their own that begins at argv[2]: Redis 7.0 finds it
@@ -336,7 +337,7 @@ void getkeys(CommandContext& ctx, bool with_flags) {
     if (no_mandatory_keys(*c)) {
       ctx.reply.array(0);
     } else {
-      ctx.reply.error("ERR Invalid arguments specified for command");
+      ctx.reply.error(err::kGetkeysInvalidArgs);
     }
     return;
   }
@@ -421,7 +422,7 @@ void shutdown_cmd(CommandContext& ctx) {
   for (std::size_t i = 1; i < ctx.argc(); ++i) {
     const std::string_view a = ctx.arg(i);
     if (iequals(a, "abort")) {
-      ctx.reply.error("ERR No shutdown in progress.");
+      ctx.reply.error(err::kNoShutdown);
       return;
     }
     if (!iequals(a, "nosave") && !iequals(a, "save") && !iequals(a, "now") &&

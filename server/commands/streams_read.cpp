@@ -13,6 +13,7 @@
 #include "server/commands/streams_internal.hpp"
 #include "server/core/blocking.hpp"
 #include "server/data/stream.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
@@ -58,17 +59,14 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
       a->streams_count = ctx.argc() - a->streams_arg;
       if (a->streams_count % 2 != 0) {
         // Redis 7.0 words it so for XREADGROUP too.
-        ctx.reply.error(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-            "specified.");
+        ctx.reply.error(err::kXreadUnbalanced);
         return false;
       }
       a->streams_count /= 2;
       break;
     } else if (iequals(o, "group") && more >= 2) {
       if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
+        ctx.reply.error(err::kXreadGroupOption);
         return false;
       }
       a->group = ctx.arg(i + 1);
@@ -77,8 +75,7 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
       i += 2;
     } else if (iequals(o, "noack")) {
       if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
+        ctx.reply.error(err::kXreadNoackOption);
         return false;
       }
       a->noack = true;
@@ -92,7 +89,7 @@ bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
     return false;
   }
   if (a->xreadgroup && !a->has_group) {
-    ctx.reply.error("ERR Missing GROUP option for XREADGROUP");
+    ctx.reply.error(err::kXreadgroupNoGroup);
     return false;
   }
   return true;
@@ -169,9 +166,7 @@ void xread_cmd(CommandContext& ctx) {
       continue;
     }
     if (id_arg == ">") {
-      ctx.reply.error(
-          "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
-          "<consumer> option.");
+      ctx.reply.error(err::kXreadGreaterId);
       return;
     }
     if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
@@ -257,15 +252,11 @@ void xreadgroup_cmd(CommandContext& ctx) {
     });
     if (acc == Access::kWrongType) return;
     if (!has_group) {
-      ctx.reply.error("NOGROUP No such key '" + cstr(key) + "' or consumer group '" +
-                      cstr(a.group) + "' in XREADGROUP with GROUP option");
+      ctx.reply.error(err::no_key_or_group_xreadgroup(cstr(key), cstr(a.group)));
       return;
     }
     if (id_arg == "$") {
-      ctx.reply.error(
-          "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
-          "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
-          "ID would just return an empty result set.");
+      ctx.reply.error(err::kXreadgroupDollarId);
       return;
     }
     if (id_arg == ">") {
@@ -400,7 +391,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
         [&](Stream& s) -> bool {
           auto g = s.groups().find(group);
           if (g == s.groups().end()) {
-            w.error("NOGROUP the consumer group this client was blocked on no longer exists");
+            w.error(err::kBlockedGroupGone);
             served = true;
             return false;
           }
@@ -422,7 +413,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
         },
         /*reply_wrongtype=*/false);
     if (acc != Access::kOk) {  // deleted or replaced by another type, as Redis 7.0 answers
-      w.error("UNBLOCKED the stream key no longer exists");
+      w.error(err::kBlockedStreamGone);
       return true;
     }
     return served;
