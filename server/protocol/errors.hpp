@@ -32,37 +32,12 @@ inline std::string proto_expected_dollar(char got) {
 }
 
 // Command dispatch.
-inline std::string unknown_command(std::string_view name, const std::string_view* args,
-                                   std::size_t argc) {
-  std::string out = "ERR unknown command '";
-  out.append(name.substr(0, 128));
-  out += "', with args beginning with: ";
-  std::string list;
-  for (std::size_t i = 0; i < argc && list.size() < 128; ++i) {
-    // Redis's "'%.*s' " with 128 minus the length so far, taken before the opening quote.
-    const std::size_t room = 128 - list.size();
-    list += '\'';
-    list.append(args[i].substr(0, room));
-    list += "' ";
-  }
-  return out + list;
-}
-// full_name is "get" or "client|setname".
-inline std::string wrong_arity(std::string_view full_name) {
-  return "ERR wrong number of arguments for '" + std::string(full_name) + "' command";
-}
-inline std::string unknown_subcommand(std::string_view sub, std::string_view command_upper) {
-  return "ERR unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
-         std::string(command_upper) + " HELP.";
-}
+// Defined in errors.cpp: kept out of line, away from dispatch()'s hot path.
+std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc);
+std::string wrong_arity(std::string_view full_name);  // full_name is "get" or "client|setname"
+std::string unknown_subcommand(std::string_view sub, std::string_view command_upper);
 // Redis's addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased.
-inline std::string subcommand_syntax(std::string_view command, std::string_view sub) {
-  std::string upper(command);
-  for (char& c : upper)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-  return "ERR unknown subcommand or wrong number of arguments for '" +
-         std::string(sub.substr(0, 128)) + "'. Try " + upper + " HELP.";
-}
+std::string subcommand_syntax(std::string_view command, std::string_view sub);
 inline constexpr std::string_view kNoAuth = "NOAUTH Authentication required.";
 inline constexpr std::string_view kNoAuthHello =
     "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
@@ -432,20 +407,17 @@ inline std::string with_err_code(std::string_view message) {
 }
 }  // namespace kvlab::server::err
 
-// Dispatch, continued (server/core/command_table.cpp): unknown_command, wrong_arity,
-// unknown_subcommand and subcommand_syntax are declared above.
+// Dispatch, continued (server/core/command_table.cpp); the functions are defined in errors.cpp.
 namespace kvlab::server::err {
 inline constexpr std::string_view kTryAgainRehashing =
     "TRYAGAIN Multiple keys request during rehashing of slot";
-inline constexpr std::string_view kInternalError = "ERR internal error: ";  // + what() of the throw
-inline constexpr std::string_view kExecAbortBecause = "EXECABORT Transaction discarded because of: ";
 inline constexpr std::string_view kNotAllowedInMulti = "ERR Command not allowed inside a transaction";
-// full_name: "ping" or "client|setname".
-inline std::string subscriber_context(std::string_view full_name) {
-  return "ERR Can't execute '" + std::string(full_name) +
-         "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
-         "context";
-}
+// what: the what() of an exception a handler let escape.
+std::string internal_error(const char* what);
+// A rejected EXEC: reason is the rejection without its "ERR " (Redis 7.0's execCommandAbort).
+std::string exec_abort_because(std::string_view reason);
+// A RESP2 subscriber ran another command; full_name is "ping" or "client|setname".
+std::string subscriber_context(std::string_view full_name);
 }  // namespace kvlab::server::err
 
 // EVAL, EVALSHA, SCRIPT (server/features/scripting.cpp, scripting_eval.cpp).
