@@ -447,7 +447,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   } catch (const std::bad_alloc&) {
     ctx.reply.error(err::kNoMemory);
   } catch (const std::exception& e) {
-    ctx.reply.error(err::internal_error(e.what()));
+    ctx.reply.error(std::string(err::kInternalError) + e.what());
   }
   t_running = parent;
   // A command that blocked is reported when a push serves it (monitor_unblocked), as Redis.
@@ -654,7 +654,7 @@ void dispatch(CommandContext& ctx) {
     if (c->name != "exec") return reject(text);
     discard_transaction(ctx.server, ctx.conn);
     if (text.starts_with(err::kErrCode)) text.remove_prefix(4);
-    ctx.reply.error(err::exec_abort_because(text));
+    ctx.reply.error(std::string(err::kExecAbortBecause) + std::string(text));
   };
   const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
@@ -689,7 +689,8 @@ void dispatch(CommandContext& ctx) {
   if (conn.subscribed()) {
     // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
     if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
-      reject_top(top, err::subscriber_context(CommandTable::instance().full_name(cmd)));
+      reject_top(top, std::string(err::kCantExecute) + CommandTable::instance().full_name(cmd) +
+                          std::string(err::kCantExecuteTail));
       return;
     }
   }

@@ -36,18 +36,4 @@ std::string unknown_subcommand(std::string_view sub, std::string_view command_up
          std::string(command_upper) + " HELP.";
 }
 
-std::string internal_error(const char* what) {
-  return std::string("ERR internal error: ") + what;
-}
-
-std::string exec_abort_because(std::string_view reason) {
-  return "EXECABORT Transaction discarded because of: " + std::string(reason);
-}
-
-std::string subscriber_context(std::string_view full_name) {
-  return "ERR Can't execute '" + std::string(full_name) +
-         "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
-         "context";
-}
-
 }  // namespace kvlab::server::err

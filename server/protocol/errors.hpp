@@ -407,17 +407,21 @@ inline std::string with_err_code(std::string_view message) {
 }
 }  // namespace kvlab::server::err
 
-// Dispatch, continued (server/core/command_table.cpp); the functions are defined in errors.cpp.
+// Dispatch, continued (server/core/command_table.cpp).
 namespace kvlab::server::err {
 inline constexpr std::string_view kTryAgainRehashing =
     "TRYAGAIN Multiple keys request during rehashing of slot";
 inline constexpr std::string_view kNotAllowedInMulti = "ERR Command not allowed inside a transaction";
-// what: the what() of an exception a handler let escape.
-std::string internal_error(const char* what);
-// A rejected EXEC: reason is the rejection without its "ERR " (Redis 7.0's execCommandAbort).
-std::string exec_abort_because(std::string_view reason);
-// A RESP2 subscriber ran another command; full_name is "ping" or "client|setname".
-std::string subscriber_context(std::string_view full_name);
+// The texts dispatch() builds itself are constants, not functions: a call there changes what
+// GCC inlines into dispatch(), a constant keeps the expression as it was.
+// + the what() of an exception a handler let escape.
+inline constexpr std::string_view kInternalError = "ERR internal error: ";
+// + a rejected EXEC's reason without its "ERR " (Redis 7.0's execCommandAbort).
+inline constexpr std::string_view kExecAbortBecause = "EXECABORT Transaction discarded because of: ";
+// A RESP2 subscriber ran another command: kCantExecute + full name ("client|list") + the tail.
+inline constexpr std::string_view kCantExecute = "ERR Can't execute '";
+inline constexpr std::string_view kCantExecuteTail =
+    "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
 }  // namespace kvlab::server::err
 
 // EVAL, EVALSHA, SCRIPT (server/features/scripting.cpp, scripting_eval.cpp).
