@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/admin_internal.hpp"
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
@@ -90,22 +91,20 @@ void hello_cmd(CommandContext& ctx) {
   }
   std::string_view user, pass, name;
   bool has_auth = false, has_name = false;
-  for (std::size_t i = 2; i < ctx.argc(); ++i) {
-    const std::size_t left = ctx.argc() - i - 1;
-    if (iequals(ctx.arg(i), "auth") && left >= 2) {
+  ArgParser p(ctx.argv, 2);
+  while (!p.done()) {
+    if (p.check("AUTH", 2)) {
       has_auth = true;
-      user = ctx.arg(i + 1);
-      pass = ctx.arg(i + 2);
-      i += 2;
-    } else if (iequals(ctx.arg(i), "setname") && left >= 1) {
+      user = p.next();
+      pass = p.next();
+    } else if (p.check("SETNAME", 1)) {
       has_name = true;
-      name = ctx.arg(i + 1);
-      i += 1;
+      name = p.next();
     } else {
-      ctx.reply.error(err::hello_syntax(ctx.arg(i)));
-      return;
+      p.fail(err::hello_syntax(p.peek()));
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   if (has_auth) {
     // As AUTH's two-argument form: without a password the default user takes any password
     // (Redis's nopass), so node-redis 5's HELLO 3 AUTH default <password> connects.

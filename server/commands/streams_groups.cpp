@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/streams_internal.hpp"
@@ -504,18 +505,18 @@ void xautoclaim_cmd(CommandContext& ctx) {
   bool sx = false;
   if (!arg_interval_id(ctx, ctx.arg(5), &start, &sx, 0)) return;
   if (sx && !start.incr()) return ctx.reply.error(err::kInvalidStartId);
-  for (std::size_t j = 6; j < ctx.argc(); ++j) {
-    if (iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+  ArgParser p(ctx.argv, 6);
+  while (!p.done()) {
+    if (p.check("COUNT", 1)) {
       constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 16;
-      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1 || count > kMaxCount)
-        return ctx.reply.error(err::kGeoCountPositive);
-      ++j;
-    } else if (iequals(ctx.arg(j), "justid")) {
+      count = p.next_int(1, kMaxCount, err::kGeoCountPositive, err::kGeoCountPositive);
+    } else if (p.check("JUSTID")) {
       justid = true;
     } else {
-      return ctx.reply.error(err::kSyntax);
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   const std::string nogroup = err::no_key_or_group(cstr(ctx.arg(1)), cstr(ctx.arg(2)));
   const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
     auto gi = s.groups().find(ctx.arg(2));
