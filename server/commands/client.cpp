@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/admin_internal.hpp"
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
@@ -136,9 +138,10 @@ void client_setinfo_cmd(CommandContext& ctx) {
 void client_list_cmd(CommandContext& ctx) {
   enum { kAll, kNormal, kPubSubOnly, kNone } type = kAll;
   std::vector<std::uint64_t> ids;
-  for (std::size_t i = 2; i < ctx.argc(); ++i) {
-    if (iequals(ctx.arg(i), "type") && i + 1 < ctx.argc()) {
-      const std::string_view t = ctx.arg(++i);
+  ArgParser p(ctx.argv, 2);
+  while (!p.done()) {
+    if (p.check("TYPE", 1)) {
+      const std::string_view t = p.next();
       if (iequals(t, "normal")) {
         type = kNormal;
       } else if (iequals(t, "pubsub")) {
@@ -146,23 +149,19 @@ void client_list_cmd(CommandContext& ctx) {
       } else if (iequals(t, "master") || iequals(t, "replica") || iequals(t, "slave")) {
         type = kNone;
       } else {
-        ctx.reply.error(err::unknown_client_type(t));
-        return;
+        p.fail(err::unknown_client_type(t));
       }
-    } else if (iequals(ctx.arg(i), "id") && i + 1 < ctx.argc()) {
-      for (++i; i < ctx.argc(); ++i) {
-        std::int64_t id = 0;
-        if (!parse_i64(ctx.arg(i), &id) || id <= 0) {
-          ctx.reply.error(err::kInvalidClientId);
-          return;
-        }
-        ids.push_back(static_cast<std::uint64_t>(id));
+    } else if (p.check("ID", 1)) {
+      while (!p.done()) {  // every argument left is an id
+        const std::int64_t id = p.next_int(1, std::numeric_limits<std::int64_t>::max(),
+                                           err::kInvalidClientId, err::kInvalidClientId);
+        if (p.ok()) ids.push_back(static_cast<std::uint64_t>(id));
       }
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   std::string out;
   if (type != kNone) {
     ctx.server.clients().for_each([&](const ClientInfo& c) {
