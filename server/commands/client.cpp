@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
-#include "server/commands/args.hpp"
 #include "server/commands/admin_internal.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
-#include "server/util/memory.hpp"
 #include "server/protocol/errors.hpp"
+#include "server/util/memory.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
 

@@ -92,8 +92,7 @@ void xgroup_create_cmd(CommandContext& ctx) {
       ++i;
     } else if (iequals(ctx.arg(i), "entriesread") && i + 1 < ctx.argc()) {
       if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-      if (entries_read < 0 && entries_read != -1)
-        return ctx.reply.error(err::kEntriesReadNegative);
+      if (entries_read < 0 && entries_read != -1) return ctx.reply.error(err::kEntriesReadNegative);
       i += 2;
     } else {
       return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
@@ -162,8 +161,7 @@ void xgroup_setid_cmd(CommandContext& ctx) {
     if (!iequals(ctx.arg(i), "entriesread") || i + 1 >= ctx.argc())
       return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
     if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-    if (entries_read < 0 && entries_read != -1)
-      return ctx.reply.error(err::kEntriesReadNegative);
+    if (entries_read < 0 && entries_read != -1) return ctx.reply.error(err::kEntriesReadNegative);
   }
   with_group(ctx, true, [&](Stream& s, StreamGroup* g) {
     if (ctx.argc() != 5 && ctx.argc() != 7) {  // checked after the key and the group, as Redis
@@ -498,8 +496,7 @@ void xclaim_cmd(CommandContext& ctx) {
 void xautoclaim_cmd(CommandContext& ctx) {
   std::int64_t minidle = 0, count = 100;
   bool justid = false;
-  if (!parse_i64(ctx.arg(4), &minidle))
-    return ctx.reply.error(err::kXautoclaimMinIdle);
+  if (!parse_i64(ctx.arg(4), &minidle)) return ctx.reply.error(err::kXautoclaimMinIdle);
   if (minidle < 0) minidle = 0;
   StreamId start;
   bool sx = false;

@@ -22,9 +22,9 @@
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
-#include "server/protocol/errors.hpp"
 
 namespace kvlab::server::scripting {
 
@@ -91,8 +91,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   args.reserve(static_cast<std::size_t>(argc));
   for (int i = 1; i <= argc; ++i) {
     const int t = lua_type(L, i);
-    if (t != LUA_TSTRING && t != LUA_TNUMBER)
-      return fail(err::kLuaCallArgType);
+    if (t != LUA_TSTRING && t != LUA_TNUMBER) return fail(err::kLuaCallArgType);
     if (t == LUA_TNUMBER) {  // Redis formats numbers with %.17g (0.1 -> 0.10000000000000001)
       char buf[64];
       const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
@@ -127,16 +126,14 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const bool debug_allowed =
       lower == "debug" && g_disable_deny_debug.load(std::memory_order_relaxed);
-  if (denied_in_script(lower, argv) && !debug_allowed)
-    return refuse(err::kLuaCommandDenied);
+  if (denied_in_script(lower, argv) && !debug_allowed) return refuse(err::kLuaCommandDenied);
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
   // options before it, before STREAMS), with the command's name as the script wrote it. Redis
   // counts that as a failed call of the command, not a rejected one.
   if (lower == "xread" || lower == "xreadgroup") {
     for (std::size_t i = 1; i < argv.size(); ++i) {
       const bool more = i + 1 < argv.size();
-      if (iequals(argv[i], "block") && more)
-        return refuse(err::lua_block_denied(argv[0]), false);
+      if (iequals(argv[i], "block") && more) return refuse(err::lua_block_denied(argv[0]), false);
       if (iequals(argv[i], "streams")) break;
       if (iequals(argv[i], "count") && more)
         ++i;
@@ -160,8 +157,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   if ((spec->flags & kDenyOom) && !wrote && !e.allow_oom && oom_before_command())
     return refuse(err::kOom);
   if (e.check_keys && !(spec->flags & kChannelKeys)) {  // a shard channel is no keyspace key
-    if (spec->flags & kKeyspaceWide)
-      return refuse(err::kLuaKeyspaceWide);
+    if (spec->flags & kKeyspaceWide) return refuse(err::kLuaKeyspaceWide);
     std::vector<std::size_t> idx;
     command_keys(*spec, argv, &idx);
     for (std::size_t i : idx) {

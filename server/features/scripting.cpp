@@ -23,9 +23,9 @@
 
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
-#include "server/protocol/errors.hpp"
 
 namespace kvlab::server::scripting {
 

@@ -95,7 +95,8 @@ inline std::string config_set_invalid(std::string_view name, std::string_view wh
          std::string(why);
 }
 
-// maxmemory reached and nothing to evict (server/features/eviction.hpp), for commands flagged kDenyOom.
+// maxmemory reached and nothing to evict (server/features/eviction.hpp), for commands flagged
+// kDenyOom.
 inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
 // min-replicas-to-write with fewer good replicas (kvlab has none), for write commands.
 inline constexpr std::string_view kNoReplicas = "NOREPLICAS Not enough good replicas to write.";
@@ -411,13 +412,15 @@ inline std::string with_err_code(std::string_view message) {
 namespace kvlab::server::err {
 inline constexpr std::string_view kTryAgainRehashing =
     "TRYAGAIN Multiple keys request during rehashing of slot";
-inline constexpr std::string_view kNotAllowedInMulti = "ERR Command not allowed inside a transaction";
+inline constexpr std::string_view kNotAllowedInMulti =
+    "ERR Command not allowed inside a transaction";
 // The texts dispatch() builds itself are constants, not functions: a call there changes what
 // GCC inlines into dispatch(), a constant keeps the expression as it was.
 // + the what() of an exception a handler let escape.
 inline constexpr std::string_view kInternalError = "ERR internal error: ";
 // + a rejected EXEC's reason without its "ERR " (Redis 7.0's execCommandAbort).
-inline constexpr std::string_view kExecAbortBecause = "EXECABORT Transaction discarded because of: ";
+inline constexpr std::string_view kExecAbortBecause =
+    "EXECABORT Transaction discarded because of: ";
 // A RESP2 subscriber ran another command: kCantExecute + full name ("client|list") + the tail.
 inline constexpr std::string_view kCantExecute = "ERR Can't execute '";
 inline constexpr std::string_view kCantExecuteTail =
@@ -431,7 +434,8 @@ inline std::string flush_option(std::string_view command) {
   return "ERR " + std::string(command) + " FLUSH only " +
          (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option";
 }
-inline constexpr std::string_view kScriptFlushOption = "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+inline constexpr std::string_view kScriptFlushOption =
+    "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 inline constexpr std::string_view kUnkillable =
     "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
     "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
@@ -563,7 +567,8 @@ inline constexpr std::string_view kXtrimNoStrategy =
     "ERR syntax error, XTRIM must be called with a trimming strategy";
 inline constexpr std::string_view kLimitNoTilde =
     "ERR syntax error, LIMIT cannot be used without the special ~ option";
-inline constexpr std::string_view kXaddZero = "ERR The ID specified in XADD must be greater than 0-0";
+inline constexpr std::string_view kXaddZero =
+    "ERR The ID specified in XADD must be greater than 0-0";
 inline constexpr std::string_view kStreamExhausted =
     "ERR The stream has exhausted the last possible ID, unable to add more items";
 inline constexpr std::string_view kXaddSmaller =
@@ -635,7 +640,8 @@ inline constexpr std::string_view kGetkeysInvalidCommand = "ERR Invalid command 
 inline constexpr std::string_view kGetkeysNoKeys = "ERR The command has no key arguments";
 inline constexpr std::string_view kGetkeysArity =
     "ERR Invalid number of arguments specified for command";
-inline constexpr std::string_view kGetkeysInvalidArgs = "ERR Invalid arguments specified for command";
+inline constexpr std::string_view kGetkeysInvalidArgs =
+    "ERR Invalid arguments specified for command";
 inline constexpr std::string_view kNoShutdown = "ERR No shutdown in progress.";
 inline std::string unrecognized_option(std::string_view option) {
   return "ERR Unrecognized option '" + std::string(option) + "'";
