@@ -5,9 +5,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/streams_internal.hpp"
@@ -33,57 +35,45 @@ struct ReadArgs {
 
 // Parses XREAD's options; replies and returns false on an error.
 bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
-  for (std::size_t i = 1; i < ctx.argc(); ++i) {
-    const std::size_t more = ctx.argc() - i - 1;
-    const std::string_view o = ctx.arg(i);
-    if (iequals(o, "block") && more > 0) {
-      ++i;
-      std::int64_t t = 0;
-      if (!parse_i64(ctx.arg(i), &t)) {
-        ctx.reply.error(err::kTimeoutNotInteger);
-        return false;
-      }
-      if (t < 0) {
-        ctx.reply.error(err::kTimeoutNegative);
-        return false;
-      }
+  ArgParser p(ctx.argv, 1);
+  while (!p.done()) {
+    if (p.check("BLOCK", 1)) {
+      const std::int64_t t = p.next_int(0, std::numeric_limits<std::int64_t>::max(),
+                                        err::kTimeoutNegative, err::kTimeoutNotInteger);
       // A timeout past the clock's range: Redis 7.0 adds it to the clock unchecked, and the
       // wait never ends; so here it is a wait without a timeout.
-      a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
-    } else if (iequals(o, "count") && more > 0) {
-      ++i;
-      if (!arg_i64(ctx, ctx.arg(i), &a->count)) return false;
+      if (p.ok()) a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
+    } else if (p.check("COUNT", 1)) {
+      a->count = p.next_int();
       if (a->count < 0) a->count = 0;
-    } else if (iequals(o, "streams") && more > 0) {
-      a->streams_arg = i + 1;
-      a->streams_count = ctx.argc() - a->streams_arg;
+    } else if (p.check("STREAMS", 1)) {
+      a->streams_arg = p.index();
+      a->streams_count = p.left();
       if (a->streams_count % 2 != 0) {
-        // Redis 7.0 words it so for XREADGROUP too.
-        ctx.reply.error(err::kXreadUnbalanced);
-        return false;
+        p.fail(err::kXreadUnbalanced);  // Redis 7.0 words it so for XREADGROUP too
+        break;
       }
       a->streams_count /= 2;
       break;
-    } else if (iequals(o, "group") && more >= 2) {
+    } else if (p.check("GROUP", 2)) {
       if (!a->xreadgroup) {
-        ctx.reply.error(err::kXreadGroupOption);
-        return false;
+        p.fail(err::kXreadGroupOption);
+      } else {
+        a->group = p.next();
+        a->consumer = p.next();
+        a->has_group = true;
       }
-      a->group = ctx.arg(i + 1);
-      a->consumer = ctx.arg(i + 2);
-      a->has_group = true;
-      i += 2;
-    } else if (iequals(o, "noack")) {
+    } else if (p.check("NOACK")) {
       if (!a->xreadgroup) {
-        ctx.reply.error(err::kXreadNoackOption);
-        return false;
+        p.fail(err::kXreadNoackOption);
+      } else {
+        a->noack = true;
       }
-      a->noack = true;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return false;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return false;
   if (a->streams_arg == 0) {
     ctx.reply.error(err::kSyntax);
     return false;
