@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "server/commands/admin_internal.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/util/memory.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
@@ -89,22 +91,20 @@ void hello_cmd(CommandContext& ctx) {
   }
   std::string_view user, pass, name;
   bool has_auth = false, has_name = false;
-  for (std::size_t i = 2; i < ctx.argc(); ++i) {
-    const std::size_t left = ctx.argc() - i - 1;
-    if (iequals(ctx.arg(i), "auth") && left >= 2) {
+  ArgParser p(ctx.argv, 2);
+  while (!p.done()) {
+    if (p.check("AUTH", 2)) {
       has_auth = true;
-      user = ctx.arg(i + 1);
-      pass = ctx.arg(i + 2);
-      i += 2;
-    } else if (iequals(ctx.arg(i), "setname") && left >= 1) {
+      user = p.next();
+      pass = p.next();
+    } else if (p.check("SETNAME", 1)) {
       has_name = true;
-      name = ctx.arg(i + 1);
-      i += 1;
+      name = p.next();
     } else {
-      ctx.reply.error("ERR Syntax error in HELLO option '" + std::string(ctx.arg(i)) + "'");
-      return;
+      p.fail(err::hello_syntax(p.peek()));
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   if (has_auth) {
     // As AUTH's two-argument form: without a password the default user takes any password
     // (Redis's nopass), so node-redis 5's HELLO 3 AUTH default <password> connects.
@@ -314,17 +314,17 @@ void getkeys(CommandContext& ctx, bool with_flags) {
     if (c != nullptr) full_name += "|" + std::string(c->name);
   }
   if (c == nullptr) {
-    ctx.reply.error("ERR Invalid command specified");
+    ctx.reply.error(err::kGetkeysInvalidCommand);
     return;
   }
   // Shard channels (SPUBLISH, SSUBSCRIBE) are Redis's not_key key specs: no keys for GETKEYS.
   if ((c->first_key == 0 && c->extra_keys == nullptr) || (c->flags & kChannelKeys)) {
-    ctx.reply.error("ERR The command has no key arguments");
+    ctx.reply.error(err::kGetkeysNoKeys);
     return;
   }
   const auto n = static_cast<std::int64_t>(argv.size());
   if ((c->arity > 0 && c->arity != n) || n < -c->arity) {
-    ctx.reply.error("ERR Invalid number of arguments specified for command");
+    ctx.reply.error(err::kGetkeysArity);
     return;
   }
   // PFMERGE's sources are a key spec of their own that begins at argv[2]: Redis 7.0 finds it
@@ -336,7 +336,7 @@ void getkeys(CommandContext& ctx, bool with_flags) {
     if (no_mandatory_keys(*c)) {
       ctx.reply.array(0);
     } else {
-      ctx.reply.error("ERR Invalid arguments specified for command");
+      ctx.reply.error(err::kGetkeysInvalidArgs);
     }
     return;
   }
@@ -421,7 +421,7 @@ void shutdown_cmd(CommandContext& ctx) {
   for (std::size_t i = 1; i < ctx.argc(); ++i) {
     const std::string_view a = ctx.arg(i);
     if (iequals(a, "abort")) {
-      ctx.reply.error("ERR No shutdown in progress.");
+      ctx.reply.error(err::kNoShutdown);
       return;
     }
     if (!iequals(a, "nosave") && !iequals(a, "save") && !iequals(a, "now") &&

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -19,8 +20,10 @@
 #include <vector>
 
 #include "server/commands/admin_internal.hpp"
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/features/scripting.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/util/memory.hpp"
 #include "structures/keyspace.hpp"
 #include "structures/reclaim/epoch.hpp"
@@ -118,12 +121,11 @@ void client_setinfo_cmd(CommandContext& ctx) {
   const std::string_view value = ctx.arg(3);
   const bool is_name = iequals(attr, "lib-name");
   if (!is_name && !iequals(attr, "lib-ver")) {
-    ctx.reply.error("ERR Unrecognized option '" + std::string(attr) + "'");
+    ctx.reply.error(err::unrecognized_option(attr));
     return;
   }
   if (!valid_client_word(value)) {
-    ctx.reply.error("ERR " + lower_name(attr) +
-                    " cannot contain spaces, newlines or special characters.");
+    ctx.reply.error(err::client_setinfo_spaces(lower_name(attr)));
     return;
   }
   ctx.server.clients().with_lock([&] {
@@ -136,9 +138,10 @@ void client_setinfo_cmd(CommandContext& ctx) {
 void client_list_cmd(CommandContext& ctx) {
   enum { kAll, kNormal, kPubSubOnly, kNone } type = kAll;
   std::vector<std::uint64_t> ids;
-  for (std::size_t i = 2; i < ctx.argc(); ++i) {
-    if (iequals(ctx.arg(i), "type") && i + 1 < ctx.argc()) {
-      const std::string_view t = ctx.arg(++i);
+  ArgParser p(ctx.argv, 2);
+  while (!p.done()) {
+    if (p.check("TYPE", 1)) {
+      const std::string_view t = p.next();
       if (iequals(t, "normal")) {
         type = kNormal;
       } else if (iequals(t, "pubsub")) {
@@ -146,23 +149,19 @@ void client_list_cmd(CommandContext& ctx) {
       } else if (iequals(t, "master") || iequals(t, "replica") || iequals(t, "slave")) {
         type = kNone;
       } else {
-        ctx.reply.error("ERR Unknown client type '" + std::string(t) + "'");
-        return;
+        p.fail(err::unknown_client_type(t));
       }
-    } else if (iequals(ctx.arg(i), "id") && i + 1 < ctx.argc()) {
-      for (++i; i < ctx.argc(); ++i) {
-        std::int64_t id = 0;
-        if (!parse_i64(ctx.arg(i), &id) || id <= 0) {
-          ctx.reply.error("ERR Invalid client ID");
-          return;
-        }
-        ids.push_back(static_cast<std::uint64_t>(id));
+    } else if (p.check("ID", 1)) {
+      while (!p.done()) {  // every argument left is an id
+        const std::int64_t id = p.next_int(1, std::numeric_limits<std::int64_t>::max(),
+                                           err::kInvalidClientId, err::kInvalidClientId);
+        if (p.ok()) ids.push_back(static_cast<std::uint64_t>(id));
       }
     } else {
-      ctx.reply.error(err::kSyntax);
-      return;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return;
   std::string out;
   if (type != kNone) {
     ctx.server.clients().for_each([&](const ClientInfo& c) {
@@ -221,7 +220,7 @@ void client_kill_cmd(CommandContext& ctx) {
       if (iequals(f, "id")) {
         std::int64_t n = 0;
         if (!parse_i64(v, &n) || n < 1) {
-          ctx.reply.error("ERR client-id should be greater than 0");
+          ctx.reply.error(err::kClientIdPositive);
           return;
         }
         id = static_cast<std::uint64_t>(n);
@@ -233,12 +232,12 @@ void client_kill_cmd(CommandContext& ctx) {
         } else if (iequals(v, "master") || iequals(v, "replica") || iequals(v, "slave")) {
           type = kNone;
         } else {
-          ctx.reply.error("ERR Unknown client type '" + std::string(v) + "'");
+          ctx.reply.error(err::unknown_client_type(v));
           return;
         }
       } else if (iequals(f, "user")) {
         if (v != "default") {
-          ctx.reply.error("ERR No such user '" + std::string(v) + "'");
+          ctx.reply.error(err::no_such_user(v));
           return;
         }
       } else if (iequals(f, "addr")) {
@@ -285,7 +284,7 @@ void client_kill_cmd(CommandContext& ctx) {
   const std::size_t killed = victims.size() + (self ? 1 : 0);
   if (old_form) {
     if (killed == 0) {
-      ctx.reply.error("ERR No such client");
+      ctx.reply.error(err::kNoSuchClient);
     } else {
       ctx.reply.ok();
     }
@@ -315,7 +314,7 @@ void client_unblock_cmd(CommandContext& ctx) {
     if (iequals(ctx.arg(3), "error")) {
       with_error = true;
     } else if (!iequals(ctx.arg(3), "timeout")) {
-      ctx.reply.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      ctx.reply.error(err::kUnblockReason);
       return;
     }
   } else if (ctx.argc() > 4) {
@@ -334,7 +333,7 @@ void client_pause_cmd(CommandContext& ctx) {
     if (iequals(ctx.arg(3), "write")) {
       cls = Server::kPauseWrite;
     } else if (!iequals(ctx.arg(3), "all")) {
-      ctx.reply.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+      ctx.reply.error(err::kPauseMode);
       return;
     }
   } else if (ctx.argc() > 4) {
@@ -343,11 +342,11 @@ void client_pause_cmd(CommandContext& ctx) {
   }
   std::int64_t ms = 0;
   if (!parse_i64(ctx.arg(2), &ms)) {
-    ctx.reply.error("ERR timeout is not an integer or out of range");
+    ctx.reply.error(err::kTimeoutNotInteger);
     return;
   }
   if (ms < 0) {
-    ctx.reply.error("ERR timeout is negative");
+    ctx.reply.error(err::kTimeoutNegative);
     return;
   }
   if (ms > 0) {

@@ -23,6 +23,7 @@
 #include "server/commands/streams_internal.hpp"
 #include "server/core/blocking.hpp"
 #include "server/data/stream.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
@@ -33,32 +34,6 @@ namespace {
 std::atomic<std::uint64_t> g_node_max_entries{Stream::kNodeMaxEntries};
 
 std::atomic<std::uint64_t> g_node_max_bytes{Stream::kNodeMaxBytes};
-
-constexpr std::string_view kMaxlenMinid =
-    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
-
-constexpr std::string_view kMaxlenNegative = "ERR The MAXLEN argument must be >= 0.";
-
-constexpr std::string_view kLimitNegative = "ERR The LIMIT argument must be >= 0.";
-
-constexpr std::string_view kLimitNoStrategy =
-    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
-
-constexpr std::string_view kXtrimNoStrategy =
-    "ERR syntax error, XTRIM must be called with a trimming strategy";
-
-constexpr std::string_view kLimitNoTilde =
-    "ERR syntax error, LIMIT cannot be used without the special ~ option";
-
-constexpr std::string_view kXaddZero = "ERR The ID specified in XADD must be greater than 0-0";
-
-constexpr std::string_view kExhausted =
-    "ERR The stream has exhausted the last possible ID, unable to add more items";
-
-constexpr std::string_view kXaddSmaller =
-    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
-
-constexpr std::string_view kTooLarge = "ERR Elements are too large to be stored";
 
 // Redis's string2ull on a C string: string2ll first, then strtoull (which also takes leading
 // blanks, a sign and leading zeros).
@@ -113,7 +88,7 @@ bool parse_id(std::string_view arg, StreamId* id, std::uint64_t missing_seq, boo
 bool arg_id(CommandContext& ctx, std::string_view arg, StreamId* id, std::uint64_t missing_seq,
             bool strict, bool* seq_given) {
   if (parse_id(arg, id, missing_seq, strict, seq_given)) return true;
-  ctx.reply.error(kInvalidId);
+  ctx.reply.error(err::kStreamInvalidId);
   return false;
 }
 
@@ -179,7 +154,7 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
       break;
     } else if (iequals(opt, "maxlen") && more > 0) {
       if (a->trim.strategy != StreamTrim::kNone) {
-        ctx.reply.error(kMaxlenMinid);
+        ctx.reply.error(err::kMaxlenMinid);
         return 0;
       }
       a->trim.approx = false;
@@ -192,7 +167,7 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
       std::int64_t maxlen = 0;
       if (!arg_i64(ctx, ctx.arg(i + 1), &maxlen)) return 0;
       if (maxlen < 0) {
-        ctx.reply.error(kMaxlenNegative);
+        ctx.reply.error(err::kMaxlenNegative);
         return 0;
       }
       a->trim.maxlen = static_cast<std::uint64_t>(maxlen);
@@ -200,7 +175,7 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
       a->trim.strategy = StreamTrim::kMaxLen;
     } else if (iequals(opt, "minid") && more > 0) {
       if (a->trim.strategy != StreamTrim::kNone) {
-        ctx.reply.error(kMaxlenMinid);
+        ctx.reply.error(err::kMaxlenMinid);
         return 0;
       }
       a->trim.approx = false;
@@ -217,7 +192,7 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
       std::int64_t limit = 0;
       if (!arg_i64(ctx, ctx.arg(i + 1), &limit)) return 0;
       if (limit < 0) {
-        ctx.reply.error(kLimitNegative);
+        ctx.reply.error(err::kStreamLimitNegative);
         return 0;
       }
       a->trim.limit = limit;
@@ -235,16 +210,16 @@ std::size_t parse_add_trim(CommandContext& ctx, AddTrimArgs* a, bool xadd) {
     }
   }
   if (a->trim.limit != 0 && a->trim.strategy == StreamTrim::kNone) {
-    ctx.reply.error(kLimitNoStrategy);
+    ctx.reply.error(err::kLimitNoStrategy);
     return 0;
   }
   if (!xadd && a->trim.strategy == StreamTrim::kNone) {
-    ctx.reply.error(kXtrimNoStrategy);
+    ctx.reply.error(err::kXtrimNoStrategy);
     return 0;
   }
   if (limit_given) {
     if (!a->trim.approx) {
-      ctx.reply.error(kLimitNoTilde);
+      ctx.reply.error(err::kLimitNoTilde);
       return 0;
     }
   } else if (a->trim.approx) {
@@ -268,7 +243,7 @@ void xadd_cmd(CommandContext& ctx) {
     return;
   }
   if (a.id_given && a.seq_given && a.id == StreamId{}) {
-    ctx.reply.error(kXaddZero);
+    ctx.reply.error(err::kXaddZero);
     return;
   }
   std::string_view error;
@@ -277,7 +252,7 @@ void xadd_cmd(CommandContext& ctx) {
   const Access acc =
       write_container<StreamObject>(ctx, ctx.arg(1), !a.no_mkstream, [&](Stream& s) -> bool {
         if (s.last_id() == StreamId::max()) {
-          error = kExhausted;
+          error = err::kStreamExhausted;
           return false;
         }
         StreamId id;
@@ -294,7 +269,7 @@ void xadd_cmd(CommandContext& ctx) {
           id = a.id;
         } else if (s.last_id().ms == a.id.ms) {
           if (s.last_id().seq == std::numeric_limits<std::uint64_t>::max()) {
-            error = kXaddSmaller;
+            error = err::kXaddSmaller;
             return false;
           }
           id = s.last_id();
@@ -303,13 +278,13 @@ void xadd_cmd(CommandContext& ctx) {
           id = StreamId{a.id.ms, 0};
         }
         if (id <= s.last_id()) {
-          error = kXaddSmaller;
+          error = err::kXaddSmaller;
           return false;
         }
         std::size_t total = 0;
         for (std::size_t i = field_pos; i < ctx.argc(); ++i) total += ctx.arg(i).size();
         if (total > Stream::kListpackMaxSize) {
-          error = kTooLarge;
+          error = err::kStreamTooLarge;
           return false;
         }
         s.mark_created();
@@ -342,13 +317,13 @@ void range_generic(CommandContext& ctx, bool rev) {
   bool start_ex = false, end_ex = false;
   if (!arg_interval_id(ctx, start_arg, &start, &start_ex, 0)) return;
   if (start_ex && !start.incr()) {
-    ctx.reply.error("ERR invalid start ID for the interval");
+    ctx.reply.error(err::kInvalidStartId);
     return;
   }
   if (!arg_interval_id(ctx, end_arg, &end, &end_ex, std::numeric_limits<std::uint64_t>::max()))
     return;
   if (end_ex && !end.decr()) {
-    ctx.reply.error("ERR invalid end ID for the interval");
+    ctx.reply.error(err::kInvalidEndId);
     return;
   }
   std::int64_t count = -1;
@@ -413,7 +388,7 @@ void xdel_cmd(CommandContext& ctx) {
   });
   if (a == Access::kWrongType) return;
   if (bad_id) {
-    ctx.reply.error(kInvalidId);
+    ctx.reply.error(err::kStreamInvalidId);
     return;
   }
   if (deleted > 0) notify_keyspace_event(ctx, kNotifyStream, "xdel", ctx.arg(1));
@@ -444,15 +419,14 @@ void xsetid_cmd(CommandContext& ctx) {
     if (iequals(ctx.arg(i), "entriesadded") && more) {
       if (!arg_i64(ctx, ctx.arg(i + 1), &entries_added)) return;
       if (entries_added < 0) {
-        ctx.reply.error("ERR entries_added must be positive");
+        ctx.reply.error(err::kEntriesAddedNegative);
         return;
       }
       i += 2;
     } else if (iequals(ctx.arg(i), "maxdeletedid") && more) {
       if (!arg_id(ctx, ctx.arg(i + 1), &max_xdel, 0, true)) return;
       if (id < max_xdel) {
-        ctx.reply.error(
-            "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id");
+        ctx.reply.error(err::kXsetidBelowMaxDeleted);
         return;
       }
       i += 2;
@@ -466,13 +440,11 @@ void xsetid_cmd(CommandContext& ctx) {
     // Redis 7.0.15 does not compare id with the stream's own max deleted ID (later versions do).
     if (s.length() > 0) {
       if (id < s.last_valid_id()) {
-        error = "ERR The ID specified in XSETID is smaller than the target stream top item";
+        error = err::kXsetidSmaller;
         return false;
       }
       if (entries_added != -1 && s.length() > static_cast<std::uint64_t>(entries_added)) {
-        error =
-            "ERR The entries_added specified in XSETID is smaller than the target stream "
-            "length";
+        error = err::kXsetidEntriesAdded;
         return false;
       }
     }

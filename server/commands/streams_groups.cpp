@@ -10,25 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/streams_internal.hpp"
 #include "server/core/blocking.hpp"
 #include "server/data/stream.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
 std::string cstr(std::string_view s) {
   return std::string(s.substr(0, s.find('\0')));
 }
-
-namespace {
-
-std::string no_group(std::string_view key, std::string_view group) {
-  return "NOGROUP No such consumer group '" + cstr(group) + "' for key name '" + cstr(key) + "'";
-}
-
-}  // namespace
 
 void xinfo_groups_cmd(CommandContext& ctx) {
   const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
@@ -66,7 +60,7 @@ void xinfo_consumers_cmd(CommandContext& ctx) {
   const Access a = read_container<StreamObject>(ctx, ctx.arg(2), [&](const Stream& s) {
     auto g = s.groups().find(ctx.arg(3));
     if (g == s.groups().end()) {
-      ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
+      ctx.reply.error(err::no_group(cstr(ctx.arg(2)), cstr(ctx.arg(3))));
       return;
     }
     ReplyWriter& r = ctx.reply;
@@ -86,9 +80,6 @@ void xinfo_consumers_cmd(CommandContext& ctx) {
 
 namespace {
 
-constexpr std::string_view kXgroupNeedsKey =
-    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use "
-    "the MKSTREAM option to create an empty stream automatically.";
 
 }  // namespace
 
@@ -101,8 +92,7 @@ void xgroup_create_cmd(CommandContext& ctx) {
       ++i;
     } else if (iequals(ctx.arg(i), "entriesread") && i + 1 < ctx.argc()) {
       if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-      if (entries_read < 0 && entries_read != -1)
-        return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
+      if (entries_read < 0 && entries_read != -1) return ctx.reply.error(err::kEntriesReadNegative);
       i += 2;
     } else {
       return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
@@ -112,7 +102,7 @@ void xgroup_create_cmd(CommandContext& ctx) {
     ObjectRef ref;
     const Access a = lookup_container<StreamObject>(ctx, ctx.arg(2), &ref);
     if (a == Access::kWrongType) return;
-    if (a == Access::kMissing && !mkstream) return ctx.reply.error(kXgroupNeedsKey);
+    if (a == Access::kMissing && !mkstream) return ctx.reply.error(err::kXgroupNeedsKey);
     return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
   }
   std::string_view error;
@@ -122,7 +112,7 @@ void xgroup_create_cmd(CommandContext& ctx) {
     if (ctx.arg(4) == "$") {
       id = s.last_id();
     } else if (!parse_id(ctx.arg(4), &id, 0, true)) {
-      error = kInvalidId;
+      error = err::kStreamInvalidId;
       return false;
     }
     s.mark_created();
@@ -136,9 +126,9 @@ void xgroup_create_cmd(CommandContext& ctx) {
     return true;
   });
   if (a == Access::kWrongType) return;
-  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
+  if (a == Access::kMissing) return ctx.reply.error(err::kXgroupNeedsKey);
   if (!error.empty()) return ctx.reply.error(error);
-  if (busy) return ctx.reply.error("BUSYGROUP Consumer Group name already exists");
+  if (busy) return ctx.reply.error(err::kBusyGroup);
   notify_keyspace_event(ctx, kNotifyStream, "xgroup-create", ctx.arg(2));
   ctx.reply.ok();
 }
@@ -159,8 +149,8 @@ void with_group(CommandContext& ctx, bool need_group, F&& fn) {
     return fn(s, g == s.groups().end() ? nullptr : &g->second);
   });
   if (a == Access::kWrongType) return;
-  if (a == Access::kMissing) return ctx.reply.error(kXgroupNeedsKey);
-  if (nogroup) ctx.reply.error(no_group(ctx.arg(2), ctx.arg(3)));
+  if (a == Access::kMissing) return ctx.reply.error(err::kXgroupNeedsKey);
+  if (nogroup) ctx.reply.error(err::no_group(cstr(ctx.arg(2)), cstr(ctx.arg(3))));
 }
 
 }  // namespace
@@ -171,8 +161,7 @@ void xgroup_setid_cmd(CommandContext& ctx) {
     if (!iequals(ctx.arg(i), "entriesread") || i + 1 >= ctx.argc())
       return ctx.reply.error(err::subcommand_syntax("xgroup", ctx.arg(1)));
     if (!arg_i64(ctx, ctx.arg(i + 1), &entries_read)) return;
-    if (entries_read < 0 && entries_read != -1)
-      return ctx.reply.error("ERR value for ENTRIESREAD must be positive or -1");
+    if (entries_read < 0 && entries_read != -1) return ctx.reply.error(err::kEntriesReadNegative);
   }
   with_group(ctx, true, [&](Stream& s, StreamGroup* g) {
     if (ctx.argc() != 5 && ctx.argc() != 7) {  // checked after the key and the group, as Redis
@@ -183,7 +172,7 @@ void xgroup_setid_cmd(CommandContext& ctx) {
     if (ctx.arg(4) == "$") {
       id = s.last_id();
     } else if (!parse_id(ctx.arg(4), &id, 0, false)) {  // "-" and "+" too, unlike CREATE's
-      ctx.reply.error(kInvalidId);
+      ctx.reply.error(err::kStreamInvalidId);
       return false;
     }
     g->last_id = id;
@@ -285,7 +274,7 @@ void xack_cmd(CommandContext& ctx) {
     return acked > 0;
   });
   if (a == Access::kWrongType) return;
-  if (bad_id) return ctx.reply.error(kInvalidId);
+  if (bad_id) return ctx.reply.error(err::kStreamInvalidId);
   ctx.reply.integer(acked);
 }
 
@@ -307,18 +296,17 @@ void xpending_cmd(CommandContext& ctx) {
     if (count < 0) count = 0;
     bool sx = false, ex = false;
     if (!arg_interval_id(ctx, ctx.arg(at), &start, &sx, 0)) return;
-    if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
+    if (sx && !start.incr()) return ctx.reply.error(err::kInvalidStartId);
     if (!arg_interval_id(ctx, ctx.arg(at + 1), &end, &ex,
                          std::numeric_limits<std::uint64_t>::max()))
       return;
-    if (ex && !end.decr()) return ctx.reply.error("ERR invalid end ID for the interval");
+    if (ex && !end.decr()) return ctx.reply.error(err::kInvalidEndId);
     if (at + 3 < argc) {
       consumer = ctx.arg(at + 3);
       has_consumer = true;
     }
   }
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  const std::string nogroup = err::no_key_or_group(cstr(ctx.arg(1)), cstr(ctx.arg(2)));
   const Access a = read_container<StreamObject>(ctx, ctx.arg(1), [&](const Stream& s) {
     auto gi = s.groups().find(ctx.arg(2));
     if (gi == s.groups().end()) return ctx.reply.error(nogroup);
@@ -410,8 +398,7 @@ void touch_consumer(StreamGroup& g, std::string_view name, std::int64_t now_ms,
 }  // namespace
 
 void xclaim_cmd(CommandContext& ctx) {
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  const std::string nogroup = err::no_key_or_group(cstr(ctx.arg(1)), cstr(ctx.arg(2)));
   const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
     auto gi = s.groups().find(ctx.arg(2));
     if (gi == s.groups().end()) {
@@ -422,7 +409,7 @@ void xclaim_cmd(CommandContext& ctx) {
     std::int64_t minidle = 0, retrycount = -1, deliverytime = -1;
     bool force = false, justid = false, changed = false;
     if (!parse_i64(ctx.arg(4), &minidle)) {
-      ctx.reply.error("ERR Invalid min-idle-time argument for XCLAIM");
+      ctx.reply.error(err::kXclaimMinIdle);
       return false;
     }
     if (minidle < 0) minidle = 0;
@@ -435,7 +422,7 @@ void xclaim_cmd(CommandContext& ctx) {
       const std::string_view opt = ctx.arg(j);
       auto int_opt = [&](std::string_view what, std::int64_t* out) {
         if (parse_i64(ctx.arg(++j), out)) return true;
-        ctx.reply.error("ERR Invalid " + std::string(what) + " option argument for XCLAIM");
+        ctx.reply.error(err::xclaim_bad_option_value(what));
         return false;
       };
       if (iequals(opt, "force")) {
@@ -457,7 +444,7 @@ void xclaim_cmd(CommandContext& ctx) {
           changed = true;
         }
       } else {
-        ctx.reply.error("ERR Unrecognized XCLAIM option '" + cstr(opt) + "'");
+        ctx.reply.error(err::xclaim_unknown_option(cstr(opt)));
         return changed;
       }
     }
@@ -509,27 +496,25 @@ void xclaim_cmd(CommandContext& ctx) {
 void xautoclaim_cmd(CommandContext& ctx) {
   std::int64_t minidle = 0, count = 100;
   bool justid = false;
-  if (!parse_i64(ctx.arg(4), &minidle))
-    return ctx.reply.error("ERR Invalid min-idle-time argument for XAUTOCLAIM");
+  if (!parse_i64(ctx.arg(4), &minidle)) return ctx.reply.error(err::kXautoclaimMinIdle);
   if (minidle < 0) minidle = 0;
   StreamId start;
   bool sx = false;
   if (!arg_interval_id(ctx, ctx.arg(5), &start, &sx, 0)) return;
-  if (sx && !start.incr()) return ctx.reply.error("ERR invalid start ID for the interval");
-  for (std::size_t j = 6; j < ctx.argc(); ++j) {
-    if (iequals(ctx.arg(j), "count") && j + 1 < ctx.argc()) {
+  if (sx && !start.incr()) return ctx.reply.error(err::kInvalidStartId);
+  ArgParser p(ctx.argv, 6);
+  while (!p.done()) {
+    if (p.check("COUNT", 1)) {
       constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 16;
-      if (!parse_i64(ctx.arg(j + 1), &count) || count < 1 || count > kMaxCount)
-        return ctx.reply.error("ERR COUNT must be > 0");
-      ++j;
-    } else if (iequals(ctx.arg(j), "justid")) {
+      count = p.next_int(1, kMaxCount, err::kGeoCountPositive, err::kGeoCountPositive);
+    } else if (p.check("JUSTID")) {
       justid = true;
     } else {
-      return ctx.reply.error(err::kSyntax);
+      p.fail(err::kSyntax);
     }
   }
-  const std::string nogroup =
-      "NOGROUP No such key '" + cstr(ctx.arg(1)) + "' or consumer group '" + cstr(ctx.arg(2)) + "'";
+  if (p.reply_error(ctx.reply)) return;
+  const std::string nogroup = err::no_key_or_group(cstr(ctx.arg(1)), cstr(ctx.arg(2)));
   const Access acc = write_container<StreamObject>(ctx, ctx.arg(1), false, [&](Stream& s) -> bool {
     auto gi = s.groups().find(ctx.arg(2));
     if (gi == s.groups().end()) {

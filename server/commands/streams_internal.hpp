@@ -14,9 +14,6 @@
 
 namespace kvlab::server {
 
-inline constexpr std::string_view kInvalidId =
-    "ERR Invalid stream ID specified as stream command argument";
-
 // streamGenericParseIDOrReply: "-" and "+" (unless strict), "<ms>" (seq = missing_seq),
 // "<ms>-<seq>", and, where seq_given is asked for, "<ms>-*". The argument is read as a C string
 // (up to its first NUL), as Redis copies it into a 128-byte buffer.

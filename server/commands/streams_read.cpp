@@ -5,14 +5,17 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "server/commands/args.hpp"
 #include "server/commands/common.hpp"
 #include "server/commands/containers.hpp"
 #include "server/commands/streams_internal.hpp"
 #include "server/core/blocking.hpp"
 #include "server/data/stream.hpp"
+#include "server/protocol/errors.hpp"
 
 namespace kvlab::server {
 
@@ -32,67 +35,51 @@ struct ReadArgs {
 
 // Parses XREAD's options; replies and returns false on an error.
 bool parse_read_args(CommandContext& ctx, ReadArgs* a) {
-  for (std::size_t i = 1; i < ctx.argc(); ++i) {
-    const std::size_t more = ctx.argc() - i - 1;
-    const std::string_view o = ctx.arg(i);
-    if (iequals(o, "block") && more > 0) {
-      ++i;
-      std::int64_t t = 0;
-      if (!parse_i64(ctx.arg(i), &t)) {
-        ctx.reply.error(err::kTimeoutNotInteger);
-        return false;
-      }
-      if (t < 0) {
-        ctx.reply.error(err::kTimeoutNegative);
-        return false;
-      }
+  ArgParser p(ctx.argv, 1);
+  while (!p.done()) {
+    if (p.check("BLOCK", 1)) {
+      const std::int64_t t = p.next_int(0, std::numeric_limits<std::int64_t>::max(),
+                                        err::kTimeoutNegative, err::kTimeoutNotInteger);
       // A timeout past the clock's range: Redis 7.0 adds it to the clock unchecked, and the
       // wait never ends; so here it is a wait without a timeout.
-      a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
-    } else if (iequals(o, "count") && more > 0) {
-      ++i;
-      if (!arg_i64(ctx, ctx.arg(i), &a->count)) return false;
+      if (p.ok()) a->timeout_ms = t > std::numeric_limits<std::int64_t>::max() - ctx.now_ms ? 0 : t;
+    } else if (p.check("COUNT", 1)) {
+      a->count = p.next_int();
       if (a->count < 0) a->count = 0;
-    } else if (iequals(o, "streams") && more > 0) {
-      a->streams_arg = i + 1;
-      a->streams_count = ctx.argc() - a->streams_arg;
+    } else if (p.check("STREAMS", 1)) {
+      a->streams_arg = p.index();
+      a->streams_count = p.left();
       if (a->streams_count % 2 != 0) {
-        // Redis 7.0 words it so for XREADGROUP too.
-        ctx.reply.error(
-            "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-            "specified.");
-        return false;
+        p.fail(err::kXreadUnbalanced);  // Redis 7.0 words it so for XREADGROUP too
+        break;
       }
       a->streams_count /= 2;
       break;
-    } else if (iequals(o, "group") && more >= 2) {
+    } else if (p.check("GROUP", 2)) {
       if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
+        p.fail(err::kXreadGroupOption);
+      } else {
+        a->group = p.next();
+        a->consumer = p.next();
+        a->has_group = true;
       }
-      a->group = ctx.arg(i + 1);
-      a->consumer = ctx.arg(i + 2);
-      a->has_group = true;
-      i += 2;
-    } else if (iequals(o, "noack")) {
+    } else if (p.check("NOACK")) {
       if (!a->xreadgroup) {
-        ctx.reply.error(
-            "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
-        return false;
+        p.fail(err::kXreadNoackOption);
+      } else {
+        a->noack = true;
       }
-      a->noack = true;
     } else {
-      ctx.reply.error(err::kSyntax);
-      return false;
+      p.fail(err::kSyntax);
     }
   }
+  if (p.reply_error(ctx.reply)) return false;
   if (a->streams_arg == 0) {
     ctx.reply.error(err::kSyntax);
     return false;
   }
   if (a->xreadgroup && !a->has_group) {
-    ctx.reply.error("ERR Missing GROUP option for XREADGROUP");
+    ctx.reply.error(err::kXreadgroupNoGroup);
     return false;
   }
   return true;
@@ -169,9 +156,7 @@ void xread_cmd(CommandContext& ctx) {
       continue;
     }
     if (id_arg == ">") {
-      ctx.reply.error(
-          "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
-          "<consumer> option.");
+      ctx.reply.error(err::kXreadGreaterId);
       return;
     }
     if (!arg_id(ctx, id_arg, &ids[k], 0, true)) return;
@@ -257,15 +242,11 @@ void xreadgroup_cmd(CommandContext& ctx) {
     });
     if (acc == Access::kWrongType) return;
     if (!has_group) {
-      ctx.reply.error("NOGROUP No such key '" + cstr(key) + "' or consumer group '" +
-                      cstr(a.group) + "' in XREADGROUP with GROUP option");
+      ctx.reply.error(err::no_key_or_group_xreadgroup(cstr(key), cstr(a.group)));
       return;
     }
     if (id_arg == "$") {
-      ctx.reply.error(
-          "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
-          "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
-          "ID would just return an empty result set.");
+      ctx.reply.error(err::kXreadgroupDollarId);
       return;
     }
     if (id_arg == ">") {
@@ -400,7 +381,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
         [&](Stream& s) -> bool {
           auto g = s.groups().find(group);
           if (g == s.groups().end()) {
-            w.error("NOGROUP the consumer group this client was blocked on no longer exists");
+            w.error(err::kBlockedGroupGone);
             served = true;
             return false;
           }
@@ -422,7 +403,7 @@ bool serve_blocked_xread(CommandContext& ctx, std::span<const std::string_view> 
         },
         /*reply_wrongtype=*/false);
     if (acc != Access::kOk) {  // deleted or replaced by another type, as Redis 7.0 answers
-      w.error("UNBLOCKED the stream key no longer exists");
+      w.error(err::kBlockedStreamGone);
       return true;
     }
     return served;

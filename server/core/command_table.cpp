@@ -25,40 +25,6 @@
 
 namespace kvlab::server {
 
-namespace err {
-std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc) {
-  std::string out = "ERR unknown command '";
-  out.append(name.substr(0, 128));
-  out += "', with args beginning with: ";
-  std::string list;
-  for (std::size_t i = 0; i < argc && list.size() < 128; ++i) {
-    // Redis's "'%.*s' " with 128 minus the length so far, taken before the opening quote.
-    const std::size_t room = 128 - list.size();
-    list += '\'';
-    list.append(args[i].substr(0, room));
-    list += "' ";
-  }
-  return out + list;
-}
-
-std::string wrong_arity(std::string_view full_name) {
-  return "ERR wrong number of arguments for '" + std::string(full_name) + "' command";
-}
-
-std::string subcommand_syntax(std::string_view command, std::string_view sub) {
-  std::string upper(command);
-  for (char& c : upper)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-  return "ERR unknown subcommand or wrong number of arguments for '" +
-         std::string(sub.substr(0, 128)) + "'. Try " + upper + " HELP.";
-}
-
-std::string unknown_subcommand(std::string_view sub, std::string_view command_upper) {
-  return "ERR unknown subcommand '" + std::string(sub.substr(0, 128)) + "'. Try " +
-         std::string(command_upper) + " HELP.";
-}
-}  // namespace err
-
 // Command lookup is on every request's path: an open-addressing table of 1024 slots keyed by an
 // FNV-1a hash of the lower-cased name, computed in the same pass that lower-cases it; at most
 // half full (512 commands), so probe sequences stay short.
@@ -349,7 +315,7 @@ bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys) {
     int slot = -1;
     route = cl.route(keys, t_cluster.asking, &slot, &error);
   }
-  constexpr std::string_view kTryAgain = "TRYAGAIN Multiple keys request during rehashing of slot";
+  constexpr std::string_view kTryAgain = err::kTryAgainRehashing;
   if (route == Cluster::Route::kError) {
     ctx.reply.error(error);
     return false;
@@ -481,7 +447,7 @@ void invoke(CommandContext& ctx, const CommandSpec* cmd) {
   } catch (const std::bad_alloc&) {
     ctx.reply.error(err::kNoMemory);
   } catch (const std::exception& e) {
-    ctx.reply.error(std::string("ERR internal error: ") + e.what());
+    ctx.reply.error(std::string(err::kInternalError) + e.what());
   }
   t_running = parent;
   // A command that blocked is reported when a push serves it (monitor_unblocked), as Redis.
@@ -687,8 +653,8 @@ void dispatch(CommandContext& ctx) {
   auto reject_top = [&](const CommandSpec* c, std::string_view text) {
     if (c->name != "exec") return reject(text);
     discard_transaction(ctx.server, ctx.conn);
-    if (text.starts_with("ERR ")) text.remove_prefix(4);
-    ctx.reply.error("EXECABORT Transaction discarded because of: " + std::string(text));
+    if (text.starts_with(err::kErrCode)) text.remove_prefix(4);
+    ctx.reply.error(std::string(err::kExecAbortBecause) + std::string(text));
   };
   const CommandSpec* cmd = find_cached(ctx.argv[0]);
   if (cmd == nullptr) {
@@ -717,15 +683,14 @@ void dispatch(CommandContext& ctx) {
   }
   // SHUTDOWN (Redis's no_multi commands) cannot be queued; the transaction then aborts.
   if (queuing && redis_no_multi(top->name)) {
-    reject("ERR Command not allowed inside a transaction");
+    reject(err::kNotAllowedInMulti);
     return;
   }
   if (conn.subscribed()) {
     // RESP2 subscriber mode, as Redis restricts it (a RESP3 subscriber runs any command).
     if (conn.resp == 2 && !(cmd->flags & kSubscriberContext)) {
-      reject_top(top, std::string("ERR Can't execute '") + CommandTable::instance().full_name(cmd) +
-                          "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
-                          "allowed in this context");
+      reject_top(top, std::string(err::kCantExecute) + CommandTable::instance().full_name(cmd) +
+                          std::string(err::kCantExecuteTail));
       return;
     }
   }

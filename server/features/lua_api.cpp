@@ -22,6 +22,7 @@
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
 
@@ -85,13 +86,12 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
     *error = std::string(text);
     return CallOutcome::kRefused;
   };
-  if (argc == 0) return fail("ERR Please specify at least one argument for this redis lib call");
+  if (argc == 0) return fail(err::kLuaCallNoArgs);
   std::vector<std::string> args;
   args.reserve(static_cast<std::size_t>(argc));
   for (int i = 1; i <= argc; ++i) {
     const int t = lua_type(L, i);
-    if (t != LUA_TSTRING && t != LUA_TNUMBER)
-      return fail("ERR Lua redis lib command arguments must be strings or integers");
+    if (t != LUA_TSTRING && t != LUA_TNUMBER) return fail(err::kLuaCallArgType);
     if (t == LUA_TNUMBER) {  // Redis formats numbers with %.17g (0.1 -> 0.10000000000000001)
       char buf[64];
       const int n = std::snprintf(buf, sizeof buf, "%.17g", lua_tonumber(L, i));
@@ -106,7 +106,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   // per C call (LUAI_MAXCSTACK). A call with thousands of arguments (unpack of a big table)
   // would otherwise leave no room for the reply.
   lua_settop(L, 0);
-  if (e.ctx == nullptr) return fail("ERR redis.call is not available while loading a library");
+  if (e.ctx == nullptr) return fail(err::kLuaCallWhileLoading);
   CommandContext& outer = *e.ctx;
   std::vector<std::string_view> argv(args.begin(), args.end());
   // The command and, for a container, its subcommand (what a rejection is counted against).
@@ -126,18 +126,14 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   const bool debug_allowed =
       lower == "debug" && g_disable_deny_debug.load(std::memory_order_relaxed);
-  if (denied_in_script(lower, argv) && !debug_allowed)
-    return refuse("ERR This Redis command is not allowed from script");
+  if (denied_in_script(lower, argv) && !debug_allowed) return refuse(err::kLuaCommandDenied);
   // XREAD / XREADGROUP with BLOCK: refused where Redis 7.0's option loop meets BLOCK (after the
   // options before it, before STREAMS), with the command's name as the script wrote it. Redis
   // counts that as a failed call of the command, not a rejected one.
   if (lower == "xread" || lower == "xreadgroup") {
     for (std::size_t i = 1; i < argv.size(); ++i) {
       const bool more = i + 1 < argv.size();
-      if (iequals(argv[i], "block") && more)
-        return refuse("ERR " + std::string(argv[0]) +
-                          " command is not allowed with BLOCK option from scripts",
-                      false);
+      if (iequals(argv[i], "block") && more) return refuse(err::lua_block_denied(argv[0]), false);
       if (iequals(argv[i], "streams")) break;
       if (iequals(argv[i], "count") && more)
         ++i;
@@ -145,14 +141,14 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
         i += 2;
     }
   }
-  if (cmd == nullptr) return refuse("ERR Unknown Redis command called from script");
+  if (cmd == nullptr) return refuse(err::kLuaUnknownCommand);
   const bool arity_ok = spec->arity >= 0 ? argv.size() == static_cast<std::size_t>(spec->arity)
                                          : argv.size() >= static_cast<std::size_t>(-spec->arity);
-  if (!arity_ok) return refuse("ERR Wrong number of args calling Redis command from script");
+  if (!arity_ok) return refuse(err::kLuaWrongArity);
   // A read-only script may not write, nor run what Redis flags may_replicate (PUBLISH, PFCOUNT),
   // which CLIENT PAUSE WRITE holds back as writes.
   if (e.read_only && ((spec->flags & kWrite) || may_replicate(*spec)))
-    return refuse("ERR Write commands are not allowed from read-only scripts.");
+    return refuse(err::kLuaWriteInRo);
   // The server's state refuses only the script's first write: once it has written, stopping it
   // half-way would leave a partial effect (Redis 7.0's order: replicas, then memory).
   const bool wrote = e.slot->wrote.load(std::memory_order_relaxed);  // this thread's own store
@@ -161,18 +157,12 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   if ((spec->flags & kDenyOom) && !wrote && !e.allow_oom && oom_before_command())
     return refuse(err::kOom);
   if (e.check_keys && !(spec->flags & kChannelKeys)) {  // a shard channel is no keyspace key
-    if (spec->flags & kKeyspaceWide)
-      return refuse(
-          "ERR Script attempted to access the whole keyspace, but it holds only its declared "
-          "keys (start kvlab-server with --lua-undeclared-keys yes)");
+    if (spec->flags & kKeyspaceWide) return refuse(err::kLuaKeyspaceWide);
     std::vector<std::size_t> idx;
     command_keys(*spec, argv, &idx);
     for (std::size_t i : idx) {
       if (std::find(e.declared.begin(), e.declared.end(), argv[i]) == e.declared.end())
-        return refuse(
-            "ERR Script attempted to access a non-declared key: " +
-            std::string(argv[i].substr(0, 128)) +
-            " (declare it in KEYS, or start kvlab-server with --lua-undeclared-keys yes)");
+        return refuse(err::lua_undeclared_key(argv[i].substr(0, 128)));
     }
   }
   if (spec->flags & kWrite) e.slot->wrote.store(true, std::memory_order_relaxed);
@@ -202,7 +192,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
   const std::string_view bytes = buf.view();
   const bool parsed = push_reply(L, bytes, &pos);
   lua_sandbox::set_enforced(L, enforced);
-  if (!parsed) return fail("ERR kvlab: malformed reply inside a script");
+  if (!parsed) return fail(err::kLuaMalformedReply);
   return bytes.size() > 0 && bytes[0] == '-' ? CallOutcome::kErrorReply : CallOutcome::kReply;
 }
 
@@ -263,7 +253,7 @@ int l_pcall(lua_State* L) {
 // redis.call's errors are such tables too).
 int raise_plain(lua_State* L, std::string_view text) {
   lua_newtable(L);
-  lua_pushliteral(L, "ERR ");
+  lua_pushlstring(L, err::kErrCode.data(), err::kErrCode.size());
   lua_pushlstring(L, text.data(), text.size());
   lua_concat(L, 2);
   lua_setfield(L, -2, "err");
@@ -282,7 +272,7 @@ int push_reply_table(lua_State* L, const char* field, std::string_view text) {
 // Redis 7.0's luaPushErrorBuff).
 int l_error_reply(lua_State* L) {
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
-    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
+    return push_reply_table(L, "err", err::kLuaWrongArgs);
   std::size_t n = 0;
   const char* p = lua_tolstring(L, 1, &n);
   std::string_view m(p, n);
@@ -292,9 +282,9 @@ int l_error_reply(lua_State* L) {
   if (!std::string_view(p, n).starts_with('-')) {
     text = std::string(m);  // error_reply prepends '-': "E1 bad" -> code E1
     const std::size_t s2 = text.find(' ');
-    if (s2 == std::string::npos) text = "ERR " + text;
+    if (s2 == std::string::npos) text = err::with_err_code(text);
   } else if (sp == std::string_view::npos) {
-    text = "ERR " + std::string(m);
+    text = err::with_err_code(m);
   } else {
     text = std::string(m);
   }
@@ -304,7 +294,7 @@ int l_error_reply(lua_State* L) {
 
 int l_status_reply(lua_State* L) {
   if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING)
-    return push_reply_table(L, "err", "ERR wrong number or type of arguments");
+    return push_reply_table(L, "err", err::kLuaWrongArgs);
   std::size_t n = 0;
   const char* p = lua_tolstring(L, 1, &n);
   return push_reply_table(L, "ok", std::string_view(p, n));
@@ -456,7 +446,7 @@ int l_env_newindex(lua_State* L) {
 int l_error_handler(lua_State* L) {
   if (lua_type(L, 1) != LUA_TTABLE) {
     // 'ERR ' .. tostring(err), as Redis's handler.
-    std::string text = "ERR ";
+    std::string text(err::kErrCode);
     switch (lua_type(L, 1)) {
       case LUA_TNIL:
         text += "nil";

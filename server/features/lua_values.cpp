@@ -22,6 +22,7 @@
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
 
@@ -72,7 +73,7 @@ void lua_to_reply(lua_State* L, ReplyWriter& r, int script_resp, int depth) {
     }
     case LUA_TTABLE: {
       if (depth > 1000 || !lua_checkstack(L, 4)) {
-        r.error("ERR reached lua stack limit");
+        r.error(err::kLuaReplyDepth);
         break;
       }
       raw_field(L, -1, "err");

@@ -23,6 +23,7 @@
 
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
 
@@ -70,13 +71,12 @@ thread_local Engine t_engine;
 bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
   if (ctx.argc() == 3 && !iequals(ctx.arg(2), "async") && !iequals(ctx.arg(2), "sync")) {
     // (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports")
-    ctx.reply.error("ERR " + std::string(command) + " FLUSH only " +
-                    (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option");
+    ctx.reply.error(kvlab::server::err::flush_option(command));
     return false;
   }
   if (ctx.argc() > 3) {  // as Redis: SCRIPT repeats its option text, FUNCTION a syntax error
     ctx.reply.error(command == "SCRIPT"
-                        ? std::string("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+                        ? std::string(kvlab::server::err::kScriptFlushOption)
                         : kvlab::server::err::subcommand_syntax(ctx.arg(0), ctx.arg(1)));
     return false;
   }
@@ -130,10 +130,7 @@ void kill_generic(CommandContext& ctx, bool is_eval) {
     const int kind = s.kind.load(std::memory_order_acquire);
     if (kind == 0 || now - s.start_ms.load(std::memory_order_relaxed) < limit) continue;
     if (s.wrote.load(std::memory_order_relaxed)) {
-      ctx.reply.error(
-          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
-          "can either wait the script termination or kill the server in a hard way using the "
-          "SHUTDOWN NOSAVE command.");
+      ctx.reply.error(err::kUnkillable);
       return;
     }
     if (is_eval && kind != 1) {
@@ -148,7 +145,7 @@ void kill_generic(CommandContext& ctx, bool is_eval) {
     ctx.reply.ok();
     return;
   }
-  ctx.reply.error("NOTBUSY No scripts in execution right now.");
+  ctx.reply.error(err::kNotBusy);
 }
 
 }  // namespace
@@ -204,7 +201,7 @@ void script_load_cmd(CommandContext& ctx) {
   Engine& e = engine();
   std::string error;
   if (!compile(e.L, body, "@user_script", &error)) {
-    ctx.reply.error("ERR Error compiling script (new function): " + error);
+    ctx.reply.error(err::script_compile(error));
     return;
   }
   lua_pop(e.L, 1);
@@ -253,7 +250,7 @@ void function_kill_cmd(CommandContext& ctx) {
 void script_debug_cmd(CommandContext& ctx) {
   const std::string_view mode = ctx.arg(2);
   if (!ctx.conn.out.empty() || ctx.conn.in_exec) {
-    ctx.reply.error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    ctx.reply.error(err::kScriptDebugPipeline);
     return;
   }
   if (iequals(mode, "no")) {
@@ -261,11 +258,9 @@ void script_debug_cmd(CommandContext& ctx) {
     ctx.reply.ok();
   } else if (iequals(mode, "yes") || iequals(mode, "sync")) {
     ctx.conn.script_debug = true;
-    ctx.reply.error(
-        "ERR kvlab has no Lua debugger (LDB): EVAL and EVALSHA are refused on this connection "
-        "until SCRIPT DEBUG NO");
+    ctx.reply.error(err::kScriptDebugNoLdb);
   } else {
-    ctx.reply.error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    ctx.reply.error(err::kScriptDebugUsage);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
 
@@ -42,13 +43,12 @@ bool parse_eval_shebang(std::string_view body, bool* has, std::uint32_t* flags,
     i = j;
   }
   if (words.empty() || words[0] != "#!lua") {
-    *error =
-        "ERR Unexpected engine in script shebang: " + std::string(words.empty() ? line : words[0]);
+    *error = err::shebang_engine(words.empty() ? line : words[0]);
     return false;
   }
   for (std::size_t i = 1; i < words.size(); ++i) {
     if (!words[i].starts_with("flags=")) {
-      *error = "ERR Unknown lua shebang option: " + std::string(words[i]);
+      *error = err::shebang_option(words[i]);
       return false;
     }
     std::string_view list = words[i].substr(6);
@@ -60,7 +60,7 @@ bool parse_eval_shebang(std::string_view body, bool* has, std::uint32_t* flags,
       else if (f == "allow-oom")
         *flags |= kAllowOom;
       else if (f != "allow-stale" && f != "no-cluster" && f != "allow-cross-slot-keys") {
-        *error = "ERR Unexpected flag in script shebang: " + std::string(f);
+        *error = err::shebang_flag(f);
         return false;
       }
       if (c == std::string_view::npos) break;
@@ -73,11 +73,11 @@ bool parse_eval_shebang(std::string_view body, bool* has, std::uint32_t* flags,
 bool parse_numkeys(CommandContext& ctx, std::size_t at, std::int64_t* n) {
   if (!arg_i64(ctx, ctx.arg(at), n)) return false;
   if (*n < 0) {
-    ctx.reply.error("ERR Number of keys can't be negative");
+    ctx.reply.error(err::kNumkeysNegative);
     return false;
   }
   if (static_cast<std::uint64_t>(*n) > ctx.argc() - at - 1) {
-    ctx.reply.error("ERR Number of keys can't be greater than number of args");
+    ctx.reply.error(err::kNumkeysTooMany);
     return false;
   }
   return true;
@@ -104,7 +104,7 @@ bool must_check_keys(CommandContext& ctx) {
 bool may_run(CommandContext& ctx, std::uint32_t flags, bool ro) {
   if (!(flags & kNoWrites)) {
     if (ro) {
-      ctx.reply.error("ERR Can not execute a script with write flag using *_ro command.");
+      ctx.reply.error(err::kScriptWriteInRo);
       return false;
     }
     if (!ctx.server.enough_good_replicas()) {
@@ -157,7 +157,8 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     lua_to_reply(L, ctx.reply, e.resp);
   } else if (lua_type(L, -1) == LUA_TTABLE) {
     raw_field(L, -1, "err");
-    std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+    std::string text =
+        lua_isstring(L, -1) ? lua_tostring(L, -1) : std::string(err::kLuaUnknownError);
     lua_pop(L, 1);
     raw_field(L, -1, "source");
     const char* source = lua_tostring(L, -1);
@@ -177,7 +178,7 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     }
   } else {
     const char* m = lua_tostring(L, -1);
-    ctx.reply.error(std::string("ERR ") + (m != nullptr ? m : "error running script"));
+    ctx.reply.error(err::with_err_code(m != nullptr ? m : "error running script"));
   }
   lua_settop(L, fn_at - 1);
   lua_sandbox::after_script(L);
@@ -197,13 +198,11 @@ void sync_scripts(Engine& e) {
 
 void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
   if (ctx.conn.script_debug) {  // see script_debug_cmd
-    ctx.reply.error(
-        "ERR this connection asked for SCRIPT DEBUG YES/SYNC, and kvlab has no Lua debugger: the "
-        "script was not run (SCRIPT DEBUG NO runs scripts again)");
+    ctx.reply.error(err::kScriptDebugRefused);
     return;
   }
   if (by_sha && ctx.arg(1).size() != 40) {  // as Redis: no such script, before numkeys
-    ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
+    ctx.reply.error(err::kNoScript);
     return;
   }
   std::int64_t numkeys = 0;
@@ -212,7 +211,7 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
   Registry& reg = registry();
   if (by_sha) {
     if (!find_script_body(ctx.arg(1), &body, &sha)) {
-      ctx.reply.error("NOSCRIPT No matching script. Please use EVAL.");
+      ctx.reply.error(err::kNoScript);
       return;
     }
   } else {
@@ -241,7 +240,7 @@ void eval_generic(CommandContext& ctx, bool by_sha, bool ro) {
     lua_pop(L, 1);
     if (!compile(L, body, "@user_script", &error)) {
       lua_pop(L, 1);
-      ctx.reply.error("ERR Error compiling script (new function): " + error);
+      ctx.reply.error(err::script_compile(error));
       return;
     }
     lua_pushvalue(L, -1);

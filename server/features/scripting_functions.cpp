@@ -22,6 +22,7 @@
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
 #include "server/features/scripting_engine.hpp"
+#include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"
 
@@ -145,7 +146,9 @@ int l_register_function(lua_State* L) {
   const char* error = register_function_body(L, ld);
   if (error == nullptr) return 0;
   lua_newtable(L);
-  lua_pushfstring(L, "ERR %s", error);
+  lua_pushlstring(L, err::kErrCode.data(), err::kErrCode.size());
+  lua_pushstring(L, error);
+  lua_concat(L, 2);
   lua_setfield(L, -2, "err");
   return lua_error(L);
 }
@@ -186,16 +189,16 @@ void load_hook(lua_State* L, lua_Debug*) {
 // case, other metadata refused.
 bool parse_library_shebang(std::string_view code, std::string* name, std::string* error) {
   if (!code.starts_with("#!")) {
-    *error = "ERR Missing library metadata";
+    *error = err::kLibraryNoMetadata;
     return false;
   }
   std::vector<std::string> words;
   if (!split_inline_args(code.substr(0, code.find('\n')), &words)) {
-    *error = "ERR Invalid library metadata";
+    *error = err::kLibraryBadMetadata;
     return false;
   }
   if (words.empty() || !iequals(std::string_view(words[0]).substr(2), "lua")) {
-    *error = "ERR Engine '" + (words.empty() ? std::string() : words[0].substr(2)) + "' not found";
+    *error = err::engine_not_found(words.empty() ? std::string() : words[0].substr(2));
     return false;
   }
   name->clear();
@@ -203,24 +206,22 @@ bool parse_library_shebang(std::string_view code, std::string* name, std::string
   for (std::size_t i = 1; i < words.size(); ++i) {
     if (words[i].size() >= 5 && iequals(std::string_view(words[i]).substr(0, 5), "name=")) {
       if (named) {
-        *error = "ERR Invalid metadata value, name argument was given multiple times";
+        *error = err::kLibraryNameTwice;
         return false;
       }
       named = true;
       *name = words[i].substr(5);
     } else {
-      *error = "ERR Invalid metadata value given: " + words[i];
+      *error = err::library_bad_metadata_value(words[i]);
       return false;
     }
   }
   if (!named) {
-    *error = "ERR Library name was not given";
+    *error = err::kLibraryNoName;
     return false;
   }
   if (!valid_name(*name)) {
-    *error =
-        "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
-        "least one character long";
+    *error = err::kLibraryBadName;
     return false;
   }
   return true;
@@ -231,7 +232,7 @@ bool parse_library_shebang(std::string_view code, std::string* name, std::string
 bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
   std::string error;
   if (!compile(L, code, "@user_function", &error)) {
-    ld->error = "ERR Error compiling function: " + error;
+    ld->error = err::function_compile(error);
     return false;
   }
   lua_pushcfunction(L, l_error_handler);
@@ -256,9 +257,9 @@ bool load_library_code(lua_State* L, std::string_view code, Loading* ld) {
       if (lua_isstring(L, -1)) text = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
-    ld->error = "ERR Error registering functions: " + text;
+    ld->error = err::function_register(text);
   } else if (ld->functions.empty()) {
-    ld->error = "ERR No functions registered";
+    ld->error = err::kNoFunctions;
   }
   lua_settop(L, handler - 1);
   lua_sandbox::after_script(L);
@@ -292,14 +293,14 @@ void fcall_generic(CommandContext& ctx, bool ro) {
     std::lock_guard<std::mutex> lock(reg.mu);
     auto it = reg.functions.find(std::string(ctx.arg(1)));
     if (it == reg.functions.end()) {
-      ctx.reply.error("ERR Function not found");
+      ctx.reply.error(err::kFunctionNotFound);
       return;
     }
     f = it->second;
   }
   std::int64_t numkeys = 0;
   if (!parse_i64(ctx.arg(2), &numkeys)) {
-    ctx.reply.error("ERR Bad number of keys provided");
+    ctx.reply.error(err::kBadNumkeys);
     return;
   }
   if (!parse_numkeys(ctx, 2, &numkeys)) return;
@@ -312,7 +313,7 @@ void fcall_generic(CommandContext& ctx, bool ro) {
   lua_remove(L, -2);
   if (!lua_isfunction(L, -1)) {
     lua_pop(L, 1);
-    ctx.reply.error("ERR Function not found");
+    ctx.reply.error(err::kFunctionNotFound);
     return;
   }
   const auto keys = ctx.argv.subspan(3, static_cast<std::size_t>(numkeys));
@@ -341,14 +342,13 @@ bool add_library(std::string_view code, bool replace, bool restoring, std::strin
   auto old = reg.libraries.find(*lib_name);
   if (old != reg.libraries.end() && !replace) {
     // Redis 7.0 words the two differently: LOAD quotes the name, RESTORE does not.
-    *error = restoring ? "ERR Library " + *lib_name + " already exists"
-                       : "ERR Library '" + *lib_name + "' already exists";
+    *error = restoring ? err::library_exists_restore(*lib_name) : err::library_exists(*lib_name);
     return false;
   }
   for (const auto& f : ld.functions) {
     auto it = reg.functions.find(f.name);
     if (it != reg.functions.end() && it->second.library != *lib_name) {
-      *error = "ERR Function " + f.name + " already exists";
+      *error = err::function_exists(f.name);
       return false;
     }
   }
@@ -387,7 +387,7 @@ void function_load_cmd(CommandContext& ctx) {
     if (!iequals(ctx.arg(k), "replace")) {
       // Redis prints the option as a C string: up to its first NUL byte.
       const std::string_view opt = ctx.arg(k);
-      ctx.reply.error("ERR Unknown option given: " + std::string(opt.substr(0, opt.find('\0'))));
+      ctx.reply.error(err::unknown_option_given(opt.substr(0, opt.find('\0'))));
       return;
     }
     replace = true;
@@ -409,14 +409,14 @@ void function_list_cmd(CommandContext& ctx) {
       with_code = true;
     } else if (iequals(ctx.arg(i), "libraryname") && !has_pattern) {
       if (i + 1 >= ctx.argc()) {
-        ctx.reply.error("ERR library name argument was not given");
+        ctx.reply.error(err::kLibraryNameMissing);
         return;
       }
       pattern = std::string(ctx.arg(++i));
       has_pattern = true;
     } else {
       const std::string_view a = ctx.arg(i);  // Redis's %s: up to the first NUL byte
-      ctx.reply.error("ERR Unknown argument " + std::string(a.substr(0, a.find('\0'))));
+      ctx.reply.error(err::unknown_argument(a.substr(0, a.find('\0'))));
       return;
     }
   }
@@ -462,7 +462,7 @@ void function_delete_cmd(CommandContext& ctx) {
   std::lock_guard<std::mutex> lock(reg.mu);
   auto it = reg.libraries.find(std::string(ctx.arg(2)));
   if (it == reg.libraries.end()) {
-    ctx.reply.error("ERR Library not found");
+    ctx.reply.error(err::kLibraryNotFound);
     return;
   }
   for (const auto& f : it->second.functions) reg.functions.erase(f);
@@ -534,8 +534,7 @@ void function_restore_cmd(CommandContext& ctx) {
     else if (iequals(ctx.arg(3), "replace"))
       policy = "replace";
     else if (!iequals(ctx.arg(3), "append")) {
-      ctx.reply.error(
-          "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      ctx.reply.error(err::kRestorePolicy);
       return;
     }
   } else if (ctx.argc() > 4) {
@@ -558,7 +557,7 @@ void function_restore_cmd(CommandContext& ctx) {
     p.remove_prefix(nl + 1 + static_cast<std::size_t>(n));
   }
   if (!ok) {
-    ctx.reply.error("ERR DUMP payload version or checksum are wrong");
+    ctx.reply.error(err::kDumpPayload);
     return;
   }
   Registry& reg = registry();

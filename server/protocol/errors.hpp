@@ -32,6 +32,7 @@ inline std::string proto_expected_dollar(char got) {
 }
 
 // Command dispatch.
+// Defined in errors.cpp: kept out of line, away from dispatch()'s hot path.
 std::string unknown_command(std::string_view name, const std::string_view* args, std::size_t argc);
 std::string wrong_arity(std::string_view full_name);  // full_name is "get" or "client|setname"
 std::string unknown_subcommand(std::string_view sub, std::string_view command_upper);
@@ -94,7 +95,8 @@ inline std::string config_set_invalid(std::string_view name, std::string_view wh
          std::string(why);
 }
 
-// maxmemory reached and nothing to evict (server/features/eviction.hpp), for commands flagged kDenyOom.
+// maxmemory reached and nothing to evict (server/features/eviction.hpp), for commands flagged
+// kDenyOom.
 inline constexpr std::string_view kOom = "OOM command not allowed when used memory > 'maxmemory'.";
 // min-replicas-to-write with fewer good replicas (kvlab has none), for write commands.
 inline constexpr std::string_view kNoReplicas = "NOREPLICAS Not enough good replicas to write.";
@@ -375,7 +377,7 @@ inline constexpr std::string_view kGeoHeightNotNumeric = "ERR need numeric heigh
 inline constexpr std::string_view kGeoRadiusNegative = "ERR radius cannot be negative";
 inline constexpr std::string_view kGeoBoxNegative = "ERR height or width cannot be negative";
 inline constexpr std::string_view kGeoDecode = "ERR could not decode requested zset member";
-inline constexpr std::string_view kGeoCountPositive = "ERR COUNT must be > 0";
+inline constexpr std::string_view kGeoCountPositive = "ERR COUNT must be > 0";  // also XAUTOCLAIM's
 inline constexpr std::string_view kGeoAnyNeedsCount =
     "ERR the ANY argument requires COUNT argument";
 inline constexpr std::string_view kGeoSearchStoreWith =
@@ -395,4 +397,269 @@ inline std::string geo_from_one(std::string_view command) {
 inline std::string geo_by_one(std::string_view command) {
   return "ERR exactly one of BYRADIUS and BYBOX can be specified for " + std::string(command);
 }
+}  // namespace kvlab::server::err
+
+// The generic code: Redis's addReplyErrorFormat prefixes "ERR " to a message that has no code of
+// its own (a Lua error, a reason passed through).
+namespace kvlab::server::err {
+inline constexpr std::string_view kErrCode = "ERR ";
+inline std::string with_err_code(std::string_view message) {
+  return std::string(kErrCode) + std::string(message);
+}
+}  // namespace kvlab::server::err
+
+// Dispatch, continued (server/core/command_table.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kTryAgainRehashing =
+    "TRYAGAIN Multiple keys request during rehashing of slot";
+inline constexpr std::string_view kNotAllowedInMulti =
+    "ERR Command not allowed inside a transaction";
+// The texts dispatch() builds itself are constants, not functions: a call there changes what
+// GCC inlines into dispatch(), a constant keeps the expression as it was.
+// + the what() of an exception a handler let escape.
+inline constexpr std::string_view kInternalError = "ERR internal error: ";
+// + a rejected EXEC's reason without its "ERR " (Redis 7.0's execCommandAbort).
+inline constexpr std::string_view kExecAbortBecause =
+    "EXECABORT Transaction discarded because of: ";
+// A RESP2 subscriber ran another command: kCantExecute + full name ("client|list") + the tail.
+inline constexpr std::string_view kCantExecute = "ERR Can't execute '";
+inline constexpr std::string_view kCantExecuteTail =
+    "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
+}  // namespace kvlab::server::err
+
+// EVAL, EVALSHA, SCRIPT (server/features/scripting.cpp, scripting_eval.cpp).
+namespace kvlab::server::err {
+// command: "SCRIPT" or "FUNCTION" (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports").
+inline std::string flush_option(std::string_view command) {
+  return "ERR " + std::string(command) + " FLUSH only " +
+         (command == "SCRIPT" ? "support" : "supports") + " SYNC|ASYNC option";
+}
+inline constexpr std::string_view kScriptFlushOption =
+    "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+inline constexpr std::string_view kUnkillable =
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+    "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+    "NOSAVE command.";
+inline constexpr std::string_view kNotBusy = "NOTBUSY No scripts in execution right now.";
+inline std::string script_compile(std::string_view lua_error) {
+  return "ERR Error compiling script (new function): " + std::string(lua_error);
+}
+inline constexpr std::string_view kScriptDebugPipeline =
+    "ERR SCRIPT DEBUG must be called outside a pipeline";
+inline constexpr std::string_view kScriptDebugNoLdb =
+    "ERR kvlab has no Lua debugger (LDB): EVAL and EVALSHA are refused on this connection until "
+    "SCRIPT DEBUG NO";
+inline constexpr std::string_view kScriptDebugUsage = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+inline constexpr std::string_view kScriptDebugRefused =
+    "ERR this connection asked for SCRIPT DEBUG YES/SYNC, and kvlab has no Lua debugger: the "
+    "script was not run (SCRIPT DEBUG NO runs scripts again)";
+inline std::string shebang_engine(std::string_view engine) {
+  return "ERR Unexpected engine in script shebang: " + std::string(engine);
+}
+inline std::string shebang_option(std::string_view option) {
+  return "ERR Unknown lua shebang option: " + std::string(option);
+}
+inline std::string shebang_flag(std::string_view flag) {
+  return "ERR Unexpected flag in script shebang: " + std::string(flag);
+}
+inline constexpr std::string_view kNumkeysNegative = "ERR Number of keys can't be negative";
+inline constexpr std::string_view kScriptWriteInRo =
+    "ERR Can not execute a script with write flag using *_ro command.";
+inline constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
+// An error table without a string in its err field.
+inline constexpr std::string_view kLuaUnknownError = "ERR unknown error";
+inline constexpr std::string_view kLuaReplyDepth = "ERR reached lua stack limit";
+}  // namespace kvlab::server::err
+
+// FUNCTION and FCALL (server/features/scripting_functions.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kLibraryNoMetadata = "ERR Missing library metadata";
+inline constexpr std::string_view kLibraryBadMetadata = "ERR Invalid library metadata";
+inline std::string engine_not_found(std::string_view engine) {
+  return "ERR Engine '" + std::string(engine) + "' not found";
+}
+inline constexpr std::string_view kLibraryNameTwice =
+    "ERR Invalid metadata value, name argument was given multiple times";
+inline std::string library_bad_metadata_value(std::string_view value) {
+  return "ERR Invalid metadata value given: " + std::string(value);
+}
+inline constexpr std::string_view kLibraryNoName = "ERR Library name was not given";
+inline constexpr std::string_view kLibraryBadName =
+    "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least "
+    "one character long";
+inline std::string function_compile(std::string_view lua_error) {
+  return "ERR Error compiling function: " + std::string(lua_error);
+}
+inline std::string function_register(std::string_view lua_error) {
+  return "ERR Error registering functions: " + std::string(lua_error);
+}
+inline constexpr std::string_view kNoFunctions = "ERR No functions registered";
+inline constexpr std::string_view kFunctionNotFound = "ERR Function not found";
+inline constexpr std::string_view kBadNumkeys = "ERR Bad number of keys provided";
+// Redis 7.0 words the two differently: FUNCTION LOAD quotes the name, FUNCTION RESTORE does not.
+inline std::string library_exists(std::string_view library) {
+  return "ERR Library '" + std::string(library) + "' already exists";
+}
+inline std::string library_exists_restore(std::string_view library) {
+  return "ERR Library " + std::string(library) + " already exists";
+}
+inline std::string function_exists(std::string_view function) {
+  return "ERR Function " + std::string(function) + " already exists";
+}
+// Redis formats the option with %s: callers pass it cut at its first NUL byte.
+inline std::string unknown_option_given(std::string_view option) {
+  return "ERR Unknown option given: " + std::string(option);
+}
+inline constexpr std::string_view kLibraryNameMissing = "ERR library name argument was not given";
+// Redis formats the argument with %s: callers pass it cut at its first NUL byte.
+inline std::string unknown_argument(std::string_view argument) {
+  return "ERR Unknown argument " + std::string(argument);
+}
+inline constexpr std::string_view kLibraryNotFound = "ERR Library not found";
+inline constexpr std::string_view kRestorePolicy =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+}  // namespace kvlab::server::err
+
+// redis.* inside a script (server/features/lua_api.cpp): raised as Lua error tables, then
+// replied as they are.
+namespace kvlab::server::err {
+inline constexpr std::string_view kLuaCallNoArgs =
+    "ERR Please specify at least one argument for this redis lib call";
+inline constexpr std::string_view kLuaCallArgType =
+    "ERR Lua redis lib command arguments must be strings or integers";
+inline constexpr std::string_view kLuaCallWhileLoading =
+    "ERR redis.call is not available while loading a library";
+inline constexpr std::string_view kLuaCommandDenied =
+    "ERR This Redis command is not allowed from script";
+// command: argv[0] as the script wrote it.
+inline std::string lua_block_denied(std::string_view command) {
+  return "ERR " + std::string(command) + " command is not allowed with BLOCK option from scripts";
+}
+inline constexpr std::string_view kLuaUnknownCommand =
+    "ERR Unknown Redis command called from script";
+inline constexpr std::string_view kLuaWrongArity =
+    "ERR Wrong number of args calling Redis command from script";
+inline constexpr std::string_view kLuaWriteInRo =
+    "ERR Write commands are not allowed from read-only scripts.";
+inline constexpr std::string_view kLuaKeyspaceWide =
+    "ERR Script attempted to access the whole keyspace, but it holds only its declared keys "
+    "(start kvlab-server with --lua-undeclared-keys yes)";
+// key: the first 128 bytes of the key.
+inline std::string lua_undeclared_key(std::string_view key) {
+  return "ERR Script attempted to access a non-declared key: " + std::string(key) +
+         " (declare it in KEYS, or start kvlab-server with --lua-undeclared-keys yes)";
+}
+inline constexpr std::string_view kLuaMalformedReply = "ERR kvlab: malformed reply inside a script";
+inline constexpr std::string_view kLuaWrongArgs = "ERR wrong number or type of arguments";
+}  // namespace kvlab::server::err
+
+// Streams (server/commands/streams*.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kStreamInvalidId =
+    "ERR Invalid stream ID specified as stream command argument";
+inline constexpr std::string_view kMaxlenMinid =
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+inline constexpr std::string_view kMaxlenNegative = "ERR The MAXLEN argument must be >= 0.";
+inline constexpr std::string_view kStreamLimitNegative = "ERR The LIMIT argument must be >= 0.";
+inline constexpr std::string_view kLimitNoStrategy =
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy";
+inline constexpr std::string_view kXtrimNoStrategy =
+    "ERR syntax error, XTRIM must be called with a trimming strategy";
+inline constexpr std::string_view kLimitNoTilde =
+    "ERR syntax error, LIMIT cannot be used without the special ~ option";
+inline constexpr std::string_view kXaddZero =
+    "ERR The ID specified in XADD must be greater than 0-0";
+inline constexpr std::string_view kStreamExhausted =
+    "ERR The stream has exhausted the last possible ID, unable to add more items";
+inline constexpr std::string_view kXaddSmaller =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+inline constexpr std::string_view kStreamTooLarge = "ERR Elements are too large to be stored";
+inline constexpr std::string_view kInvalidStartId = "ERR invalid start ID for the interval";
+inline constexpr std::string_view kInvalidEndId = "ERR invalid end ID for the interval";
+inline constexpr std::string_view kEntriesAddedNegative = "ERR entries_added must be positive";
+inline constexpr std::string_view kXsetidBelowMaxDeleted =
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id";
+inline constexpr std::string_view kXsetidSmaller =
+    "ERR The ID specified in XSETID is smaller than the target stream top item";
+inline constexpr std::string_view kXsetidEntriesAdded =
+    "ERR The entries_added specified in XSETID is smaller than the target stream length";
+inline constexpr std::string_view kXgroupNeedsKey =
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use "
+    "the MKSTREAM option to create an empty stream automatically.";
+inline constexpr std::string_view kEntriesReadNegative =
+    "ERR value for ENTRIESREAD must be positive or -1";
+inline constexpr std::string_view kBusyGroup = "BUSYGROUP Consumer Group name already exists";
+// Redis formats key and group with %s: callers pass them cut at their first NUL byte.
+inline std::string no_group(std::string_view key, std::string_view group) {
+  return "NOGROUP No such consumer group '" + std::string(group) + "' for key name '" +
+         std::string(key) + "'";
+}
+inline std::string no_key_or_group(std::string_view key, std::string_view group) {
+  return "NOGROUP No such key '" + std::string(key) + "' or consumer group '" + std::string(group) +
+         "'";
+}
+inline std::string no_key_or_group_xreadgroup(std::string_view key, std::string_view group) {
+  return no_key_or_group(key, group) + " in XREADGROUP with GROUP option";
+}
+inline constexpr std::string_view kXclaimMinIdle = "ERR Invalid min-idle-time argument for XCLAIM";
+// option: "IDLE", "TIME" or "RETRYCOUNT".
+inline std::string xclaim_bad_option_value(std::string_view option) {
+  return "ERR Invalid " + std::string(option) + " option argument for XCLAIM";
+}
+inline std::string xclaim_unknown_option(std::string_view option) {
+  return "ERR Unrecognized XCLAIM option '" + std::string(option) + "'";
+}
+inline constexpr std::string_view kXautoclaimMinIdle =
+    "ERR Invalid min-idle-time argument for XAUTOCLAIM";
+inline constexpr std::string_view kXreadUnbalanced =
+    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.";
+inline constexpr std::string_view kXreadGroupOption =
+    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.";
+inline constexpr std::string_view kXreadNoackOption =
+    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.";
+inline constexpr std::string_view kXreadgroupNoGroup = "ERR Missing GROUP option for XREADGROUP";
+inline constexpr std::string_view kXreadGreaterId =
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option.";
+inline constexpr std::string_view kXreadgroupDollarId =
+    "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of "
+    "this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would "
+    "just return an empty result set.";
+// To a client blocked in XREADGROUP or XREAD when what it waits on goes away.
+inline constexpr std::string_view kBlockedGroupGone =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+inline constexpr std::string_view kBlockedStreamGone = "UNBLOCKED the stream key no longer exists";
+}  // namespace kvlab::server::err
+
+// HELLO, COMMAND GETKEYS, SHUTDOWN (server/commands/admin.cpp) and CLIENT (client.cpp).
+namespace kvlab::server::err {
+inline std::string hello_syntax(std::string_view option) {
+  return "ERR Syntax error in HELLO option '" + std::string(option) + "'";
+}
+inline constexpr std::string_view kGetkeysInvalidCommand = "ERR Invalid command specified";
+inline constexpr std::string_view kGetkeysNoKeys = "ERR The command has no key arguments";
+inline constexpr std::string_view kGetkeysArity =
+    "ERR Invalid number of arguments specified for command";
+inline constexpr std::string_view kGetkeysInvalidArgs =
+    "ERR Invalid arguments specified for command";
+inline constexpr std::string_view kNoShutdown = "ERR No shutdown in progress.";
+inline std::string unrecognized_option(std::string_view option) {
+  return "ERR Unrecognized option '" + std::string(option) + "'";
+}
+// attribute_lower: "lib-name" or "lib-ver".
+inline std::string client_setinfo_spaces(std::string_view attribute_lower) {
+  return "ERR " + std::string(attribute_lower) +
+         " cannot contain spaces, newlines or special characters.";
+}
+inline std::string unknown_client_type(std::string_view type) {
+  return "ERR Unknown client type '" + std::string(type) + "'";
+}
+inline constexpr std::string_view kInvalidClientId = "ERR Invalid client ID";
+inline constexpr std::string_view kClientIdPositive = "ERR client-id should be greater than 0";
+inline std::string no_such_user(std::string_view user) {
+  return "ERR No such user '" + std::string(user) + "'";
+}
+inline constexpr std::string_view kUnblockReason =
+    "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+inline constexpr std::string_view kPauseMode = "ERR CLIENT PAUSE mode must be WRITE or ALL";
 }  // namespace kvlab::server::err
