@@ -31,16 +31,6 @@ namespace {
 
 using List = ListObject::Data;
 
-constexpr std::string_view kNotPositive = "ERR value is out of range, must be positive";
-constexpr std::string_view kNoSuchKey = "ERR no such key";
-constexpr std::string_view kIndexOutOfRange = "ERR index out of range";
-constexpr std::string_view kRankZero =
-    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
-    "negative to start from the end of the list";
-constexpr std::string_view kCountNegative = "ERR COUNT can't be negative";
-constexpr std::string_view kMaxlenNegative = "ERR MAXLEN can't be negative";
-constexpr std::string_view kRankRange =
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
 
 // Redis's index rule: negative indexes count from the tail (-1 is the last element).
 bool list_index(std::int64_t idx, std::size_t size, std::size_t* out) {
@@ -119,7 +109,7 @@ void pop_generic(CommandContext& ctx, bool left, std::string_view name) {
   const bool has_count = ctx.argc() == 3;
   std::int64_t count = 1;
   if (has_count && (!parse_i64(ctx.arg(2), &count) || count < 0)) {
-    ctx.reply.error(kNotPositive);
+    ctx.reply.error(err::kOutOfRangePositive);
     return;
   }
   std::size_t popped = 0;
@@ -200,14 +190,14 @@ void lset_cmd(CommandContext& ctx) {
     if (!idx_ok) {
       ctx.reply.error(err::kNotInteger);
     } else if (!list_index(idx, l.size(), &i)) {
-      ctx.reply.error(kIndexOutOfRange);
+      ctx.reply.error(err::kIndexOutOfRange);
     } else {
       l[i].assign(ctx.arg(3));
       ctx.reply.ok();
       notify_keyspace_event(ctx, kNotifyList, "lset", ctx.arg(1));
     }
   });
-  if (a == Access::kMissing) ctx.reply.error(kNoSuchKey);
+  if (a == Access::kMissing) ctx.reply.error(err::kNoSuchKey);
 }
 
 // Removes up to `limit` elements equal to v, from the head (forward) or from the tail; keeps the
@@ -279,21 +269,21 @@ void lpos_cmd(CommandContext& ctx) {
     if (iequals(opt, "rank") && more) {
       if (!arg_i64(ctx, ctx.arg(++i), &rank)) return;
       if (rank == std::numeric_limits<std::int64_t>::min()) {
-        ctx.reply.error(kRankRange);
+        ctx.reply.error(err::kOutOfRangeLong);
         return;
       }
       if (rank == 0) {
-        ctx.reply.error(kRankZero);
+        ctx.reply.error(err::kLposRankZero);
         return;
       }
     } else if (iequals(opt, "count") && more) {
       if (!parse_i64(ctx.arg(++i), &count) || count < 0) {
-        ctx.reply.error(kCountNegative);
+        ctx.reply.error(err::kLposCountNegative);
         return;
       }
     } else if (iequals(opt, "maxlen") && more) {
       if (!parse_i64(ctx.arg(++i), &maxlen) || maxlen < 0) {
-        ctx.reply.error(kMaxlenNegative);
+        ctx.reply.error(err::kLposMaxlenNegative);
         return;
       }
     } else {

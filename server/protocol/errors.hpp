@@ -110,6 +110,16 @@ inline std::string unsupported_option(std::string_view opt) {
 }
 }  // namespace kvlab::server::err
 
+// Lists (server/commands/lists.cpp).
+namespace kvlab::server::err {
+inline constexpr std::string_view kIndexOutOfRange = "ERR index out of range";
+inline constexpr std::string_view kLposRankZero =
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list";
+inline constexpr std::string_view kLposCountNegative = "ERR COUNT can't be negative";
+inline constexpr std::string_view kLposMaxlenNegative = "ERR MAXLEN can't be negative";
+}  // namespace kvlab::server::err
+
 // Sets and sorted sets (server/commands/sets.cpp, zsets.cpp).
 namespace kvlab::server::err {
 inline constexpr std::string_view kOutOfRangePositive =
