@@ -80,7 +80,7 @@ enum class CallOutcome { kReply, kErrorReply, kRefused, kRefusedCounted };
 // after this frame's C++ objects are gone (a Lua error unwinds with longjmp, past their
 // destructors, and every refused call leaked its arguments).
 CallOutcome redis_call_body(lua_State* L, std::string* error) {
-  Engine& e = t_engine;
+  Engine& e = this_engine();
   const int argc = lua_gettop(L);
   auto fail = [&](std::string_view text) {
     *error = std::string(text);
@@ -332,7 +332,7 @@ int l_setresp(lua_State* L) {
   if (lua_gettop(L) != 1) return raise_plain(L, "redis.setresp() requires one argument.");
   const int v = static_cast<int>(lua_tonumber(L, 1));
   if (v != 2 && v != 3) return raise_plain(L, "RESP version must be 2 or 3.");
-  t_engine.resp = v;
+  this_engine().resp = v;
   return 0;
 }
 
@@ -382,7 +382,7 @@ namespace {
 
 // math.random / math.randomseed on a per-state erand48 generator (Redis replaces Lua's too).
 int l_random(lua_State* L) {
-  const double r = erand48(t_engine.rand_state);
+  const double r = erand48(this_engine().rand_state);
   switch (lua_gettop(L)) {
     case 0:
       lua_pushnumber(L, r);
@@ -407,9 +407,9 @@ int l_random(lua_State* L) {
 
 int l_randomseed(lua_State* L) {
   const auto seed = static_cast<std::uint32_t>(luaL_checkint(L, 1));
-  t_engine.rand_state[0] = 0x330e;
-  t_engine.rand_state[1] = static_cast<unsigned short>(seed & 0xffff);
-  t_engine.rand_state[2] = static_cast<unsigned short>(seed >> 16);
+  this_engine().rand_state[0] = 0x330e;
+  this_engine().rand_state[1] = static_cast<unsigned short>(seed & 0xffff);
+  this_engine().rand_state[2] = static_cast<unsigned short>(seed >> 16);
   return 0;
 }
 
@@ -481,17 +481,17 @@ int l_error_handler(lua_State* L) {
 }
 
 void hook(lua_State* L, lua_Debug*) {
-  RunSlot* slot = t_engine.slot;
+  RunSlot* slot = this_engine().slot;
   if (slot == nullptr) return;
   const std::int64_t kill_after = g_kill_after_ms.load(std::memory_order_relaxed);
   if (kill_after > 0 && steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >= kill_after)
     slot->kill.store(true, std::memory_order_relaxed);
   // Past the threshold this worker's other clients get BUSY (or run SCRIPT/FUNCTION KILL), as in
   // Redis; clients of other workers are served normally unless they wait for the script's locks.
-  if (t_engine.ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
+  if (this_engine().ctx != nullptr && !slot->kill.load(std::memory_order_relaxed) &&
       steady_ms() - slot->start_ms.load(std::memory_order_relaxed) >=
           g_busy_threshold_ms.load(std::memory_order_relaxed)) {
-    CommandContext& ctx = *t_engine.ctx;
+    CommandContext& ctx = *this_engine().ctx;
     const bool function = slot->kind.load(std::memory_order_relaxed) == 2;
     ctx.worker.serve_while_busy(&ctx.conn, function);
   }
@@ -733,7 +733,7 @@ lua_State* new_state() {
 }
 
 Engine& engine() {
-  Engine& e = t_engine;
+  Engine& e = this_engine();
   if (e.L == nullptr) {
     e.L = new_state();
     const auto seed =

@@ -68,6 +68,10 @@ RunSlot g_slots[kMaxSlots];
 
 thread_local Engine t_engine;
 
+Engine& this_engine() {
+  return t_engine;
+}
+
 bool flush_mode_ok(CommandContext& ctx, std::string_view command) {
   if (ctx.argc() == 3 && !iequals(ctx.arg(2), "async") && !iequals(ctx.arg(2), "sync")) {
     // (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports")
