@@ -134,9 +134,9 @@ extern std::atomic<std::int64_t> g_kill_after_ms;
 
 extern RunSlot g_slots[kMaxSlots];
 
-extern thread_local Engine t_engine;
-// The calling thread's t_engine, for the other files of the engine. They reach it through this
-// function, defined beside the variable, not through the variable: under UBSan an access to the
+// The calling thread's engine (a thread_local in scripting.cpp), for the other files of the
+// engine. They reach it through this function, defined beside the variable, not through an
+// extern declaration of the variable: under UBSan an access to the
 // extern thread_local from lua_api.cpp saw a null Engine (tests/server scripting_test, an EVAL
 // whose redis.call has 8,000 arguments), which the access in the defining file does not.
 Engine& this_engine();

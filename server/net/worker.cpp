@@ -189,9 +189,9 @@ void Worker::run() {
       } else {
         sched_yield();
         n = epoll_wait(epfd_, events, kMaxEvents, 0);
-        add_relaxed(stats.yields, 1);
+        bump(stats.yields);
         if (n > 0) {
-          add_relaxed(stats.yield_hits, 1);
+          bump(stats.yield_hits);
           yield_backoff = 0;
         } else {
           yield_backoff = std::min(2 * yield_backoff + 1, 63u);
@@ -370,7 +370,7 @@ void Worker::accept_all() {
     all_.insert(c);
     by_id_.emplace(c->id, c);
     conns_.store(conns_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    add_relaxed(server_.stats(index_).connections, 1);
+    bump(server_.stats(index_).connections);
   }
 }
 
@@ -398,7 +398,7 @@ void Worker::on_event(Connection* c, std::uint32_t events) {
     const ssize_t n = ::read(c->fd, c->in.tail(), c->in.tail_room());
     if (n > 0) {
       c->in.commit(static_cast<std::size_t>(n));
-      add_relaxed(server_.stats(index_).net_in, static_cast<std::uint64_t>(n));
+      bump(server_.stats(index_).net_in, static_cast<std::uint64_t>(n));
       c->info->last_ms.store(now, std::memory_order_relaxed);
       process_input(*c, now);
     } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
@@ -515,7 +515,7 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
   // Keyspace notifications too, after the reply and any truncation of it (notify.hpp).
   if (notify_pending()) notify_flush(server_, index_);
   WorkerStats& st = server_.stats(index_);
-  add_relaxed(st.commands, 1);
+  bump(st.commands);
   if (reply.errors() != 0) {
     count_error_replies(ctx, reply);
     if (!ctx.counted) count_rejected(ctx);
@@ -530,7 +530,7 @@ bool Worker::flush(Connection& c) {
     } while (n < 0 && errno == EINTR);
     if (n > 0) {
       c.out.consume(static_cast<std::size_t>(n));
-      add_relaxed(server_.stats(index_).net_out, static_cast<std::uint64_t>(n));
+      bump(server_.stats(index_).net_out, static_cast<std::uint64_t>(n));
     } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
       close_connection(&c);
       return false;

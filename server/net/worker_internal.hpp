@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "server/core/command_util.hpp"
 #include "server/net/worker.hpp"
 
 namespace kvlab::server {
@@ -22,10 +23,5 @@ extern char g_listen_tag;
 
 extern char g_wake_tag;
 
-// A worker's own statistics counter: single writer (the owning worker), so a relaxed load/store
-// pair is enough and avoids a locked instruction; readers on other threads see some recent value.
-inline void add_relaxed(std::atomic<std::uint64_t>& c, std::uint64_t n) {
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
 
 }  // namespace kvlab::server

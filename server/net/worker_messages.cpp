@@ -94,7 +94,7 @@ void Worker::evict_clients() {
                  "maxmemory-clients %zu\n",
                  static_cast<unsigned long long>(big->id), big->info->addr.c_str(),
                  big->mem_counted, server_.client_memory_total(), limit);
-    add_relaxed(st.evicted_clients, 1);  // before the close, which the evicted client may see first
+    bump(st.evicted_clients);  // before the close, which the evicted client may see first
     close_connection(big);
     // largest_evictable still holds big's memory: too large, which the next round corrects.
   }
@@ -235,7 +235,7 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
   auto it = by_id_.find(id);
   WorkerStats& st = server_.stats(index_);
   if (it == by_id_.end()) {
-    add_relaxed(st.pubsub_dropped, 1);  // the subscriber closed before delivery
+    bump(st.pubsub_dropped);  // the subscriber closed before delivery
     return;
   }
   Connection& c = *it->second;
@@ -250,7 +250,7 @@ void Worker::deliver(std::uint64_t id, std::string_view bytes) {
     bytes.remove_prefix(1);
   }
   c.out.append(bytes);
-  add_relaxed(st.pubsub_delivered, 1);
+  bump(st.pubsub_delivered);
   enforce_obuf_limit(c, server_.pubsub_obuf_limit(), "pubsub");
   mark_touched(c);
 }
@@ -404,7 +404,7 @@ void Worker::sweep_expired(std::int64_t now_ms) {
     const int stripe = gate.begin_single(index_, key);
     const bool removed = expire_if_due(server_.db(), key, now_ms);
     gate.end_single(index_, stripe);
-    if (removed) add_relaxed(st.expired, 1);
+    if (removed) bump(st.expired);
   }
   server_.atomicity().offline(index_);
   st.expiry_index.store(expiry_.size(), std::memory_order_relaxed);
