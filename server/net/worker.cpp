@@ -524,6 +524,12 @@ void Worker::execute(Connection& c, std::int64_t now_ms) {
 
 bool Worker::flush(Connection& c) {
   if (!c.out.empty()) {
+    // A closing client (QUIT, a limit) leaves the registry before its last reply can reach it:
+    // once it has read QUIT's OK, a command on another worker must already find it gone (a
+    // tracking redirect to it is broken, CLIENT LIST does not show it), as in Redis, where the
+    // client is freed in the same event-loop step that writes the reply.
+    if (c.close_after_reply && !shutting_down_) [[unlikely]]
+      server_.clients().remove(c.id);
     ssize_t n;
     do {
       n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);

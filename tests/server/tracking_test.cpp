@@ -365,6 +365,28 @@ std::string redirect_scenario(int port) {
   return scrub(t, {{sid, "sub"}, {pid, "plain"}});
 }
 
+// A redirect target that QUITs is gone once it has read the OK: the next invalidation, written
+// at once by a client that may be on another worker, reports the redirect broken (the Redis
+// suite's "tracking redir broken" test relies on it). Repeated, because the window between the
+// reply and the close is short. Returns how many rounds did not see the broken redirect.
+int quit_redirect_misses(int port, int rounds) {
+  Conn b(port), w(port);
+  b.call({"HELLO", "3"});
+  int misses = 0;
+  for (int i = 0; i < rounds; ++i) {
+    Conn target(port);
+    const std::string tid = id_of(target);
+    b.call({"CLIENT", "TRACKING", "on", "REDIRECT", tid});
+    b.call({"GET", "qkey"});
+    if (target.call({"QUIT"}) != "+OK\r\n") return rounds;
+    w.call({"SET", "qkey", std::to_string(i)});
+    if (b.next(2000).find("tracking-redir-broken") == std::string::npos) ++misses;
+    b.drain(0);
+    b.call({"CLIENT", "TRACKING", "off"});
+  }
+  return misses;
+}
+
 // BCAST with prefixes and NOLOOP; OPTIN and OPTOUT with CLIENT CACHING.
 std::string modes_scenario(int port) {
   Conn a(port), b(port), w(port);
@@ -523,6 +545,10 @@ TEST_CASE("A RESP2 client redirects invalidations to a __redis__:invalidate subs
   kvtest::RedisProcess redis;
   if (!redis.running()) return;
   CHECK(mine == redirect_scenario(redis.port()));
+}
+
+TEST_CASE("After QUIT's OK the client is gone: a redirect to it is broken at once") {
+  CHECK(quit_redirect_misses(server().port(), 40) == 0);
 }
 
 // Expired keys under NOLOOP: the expiry's invalidation names no client, so the client that wrote
