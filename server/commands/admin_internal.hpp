@@ -53,7 +53,7 @@ void client_unblock_cmd(CommandContext& ctx);
 // CLIENT PAUSE timeout [WRITE|ALL] (Redis 7.0): the mode is checked before the timeout; the end
 // is now + timeout, wrapping as Redis's does (a wrapped end is in the past and pauses nothing);
 // timeout 0 pauses nothing either. It runs keyspace-wide (see postpone_if_paused in
-// command_table.cpp): once it answers, no command of the paused class runs until the end.
+// net/dispatch.cpp): once it answers, no command of the paused class runs until the end.
 void client_pause_cmd(CommandContext& ctx);
 
 void client_unpause_cmd(CommandContext& ctx);

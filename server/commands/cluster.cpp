@@ -1,7 +1,7 @@
 // Cluster commands (server/features/cluster.hpp): CLUSTER INFO, MYID, SLOTS, SHARDS, NODES, KEYSLOT,
 // COUNTKEYSINSLOT, GETKEYSINSLOT, HELP; ASKING, READONLY, READWRITE; and the manager's
 // KVLAB CLUSTER CONFIG <json> / KVLAB CLUSTER GETCONFIG. Replies follow Redis 7.0 (cluster.c);
-// the redirection itself (MOVED, CROSSSLOT) happens in dispatch (command_table.cpp).
+// the redirection itself (MOVED, CROSSSLOT) happens in dispatch (net/dispatch.cpp).
 //
 // COUNTKEYSINSLOT and GETKEYSINSLOT walk the keyspace (O(keys)); there is no per-slot index.
 #include "server/features/cluster.hpp"

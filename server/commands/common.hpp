@@ -15,7 +15,7 @@
 #include "server/commands/args.hpp"
 #include "server/core/command.hpp"
 #include "server/core/command_util.hpp"
-#include "server/core/db.hpp"
+#include "server/features/db.hpp"
 #include "server/protocol/errors.hpp"
 #include "server/features/notify.hpp"
 #include "server/data/object.hpp"

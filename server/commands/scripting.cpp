@@ -1,5 +1,6 @@
 // Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, FCALL_RO, SCRIPT and FUNCTION, as Redis 7.0
-// (the engine is server/features/scripting.cpp).
+// (the engine: scripting_registry.cpp, lua_values.cpp, lua_api.cpp, scripting_eval.cpp and
+// scripting_functions.cpp beside this file, sharing scripting_engine.hpp).
 //
 // The script-running rows declare their keys (the numkeys form after the script/function name)
 // and carry kEscalate, so that dispatch() runs the whole script as one escalated operation over

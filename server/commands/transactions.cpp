@@ -7,7 +7,7 @@
 //   ones (server/core/atomicity.hpp), so no other command sees or changes anything in between; a
 //   queued command that walks the keyspace (KEYS, FLUSHALL) makes it an escalation over every key.
 //   Errors of single commands are replied in place and do not roll anything back.
-// - WATCH registers its keys inside an escalation (see server/core/db.hpp for why); EXEC answers a null
+// - WATCH registers its keys inside an escalation (see server/features/db.hpp for why); EXEC answers a null
 //   array when a watched key was touched since, or expired since it was watched.
 #include <string>
 #include <vector>

@@ -64,7 +64,7 @@ struct CommandContext {
   Server& server;
   Worker& worker;
   Connection& conn;
-  Db& ks;  // the keyspace (server/core/db.hpp: the backend plus WATCH bookkeeping)
+  Db& ks;  // the keyspace (server/features/db.hpp: the backend plus WATCH bookkeeping)
   ReplyWriter& reply;
   std::span<const std::string_view> argv;
   std::int64_t now_ms;   // wall-clock milliseconds, sampled once per batch of commands
@@ -216,7 +216,7 @@ bool cluster_gate(CommandContext& ctx, std::span<const std::string_view> keys);
 
 // Command statistics (INFO commandstats). The worker brackets each batch of commands that it runs
 // from one read with these; dispatch() counts each call, and the batch's time is shared among its
-// commands when it ends (command_table.cpp says why). A call is counted when its batch ends.
+// commands when it ends (net/dispatch.cpp says why). A call is counted when its batch ends.
 struct CommandStat;
 void begin_command_batch(CommandStat* worker_stats);
 void end_command_batch();

@@ -1,7 +1,7 @@
 // COMMAND INFO and COMMAND DOCS as Redis 7.0 answers them: the flags kvlab's rows do not carry,
 // ACL categories derived from the rows, and the argument trees built from each row's synopsis
-// (redis-cli 7.0 builds its help and hints from them). Cold code, apart from dispatch(), which
-// stays with the table in command_table.cpp (papers/server-choices.md).
+// (redis-cli 7.0 builds its help and hints from them). Cold code, kept apart from the table
+// (core/command_table.cpp) and from dispatch (net/dispatch.cpp).
 #include <algorithm>
 #include <cstring>
 #include <span>

@@ -24,7 +24,7 @@
 // that shard and the shard they move to. The source serves a key of such a slot while it holds
 // the key and answers -ASK slot target for a key it does not hold; the target serves a command
 // on such a slot only after ASKING (else -MOVED to the source). Both decisions depend on which
-// keys are present, so they are taken inside the command's key locks (command_table.cpp).
+// keys are present, so they are taken inside the command's key locks (net/dispatch.cpp).
 #pragma once
 
 #include <array>
@@ -104,7 +104,7 @@ class Cluster {
 
   // Bumped by every set_config(), after the new configuration is published. A command decides
   // its route in dispatch, before it holds its keys' locks; inside the locks it compares the
-  // generation it saw with this one and decides again when they differ (command_table.cpp).
+  // generation it saw with this one and decides again when they differ (net/dispatch.cpp).
   std::uint64_t generation() const {
     // acquire: pairs with set_config's release increment; a reader that sees the new count also
     // sees the new configuration. Inside the gate the locks order it anyway (see set_config).

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "server/core/atomicity.hpp"
-#include "server/core/db.hpp"
+#include "server/features/db.hpp"
 #include "server/data/container.hpp"
 #include "server/data/rdb.hpp"
 

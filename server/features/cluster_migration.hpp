@@ -39,7 +39,7 @@
 //      only for a migrator's local critical sections, which wait for nothing remote.
 //   b. The source's routing decision for a migrating slot (present: serve; absent: ASK) is
 //      taken inside the command's key locks, after the command re-read the configuration
-//      (command_table.cpp, cluster_gate). So a command that runs on the source finds k there and
+//      (net/dispatch.cpp, cluster_gate). So a command that runs on the source finds k there and
 //      its effect is moved with k later (or k stays); a command that finds k absent is sent to the
 //      target and never creates k on the source. Hence once k left the source it never returns,
 //      and every write to k applies on exactly one node: the source before the move, the target
@@ -129,7 +129,7 @@ class Migrator {
   std::vector<bool> take_regained(const ClusterConfig& cfg);
 
   // True when one of keys is frozen: sent to the target by the running batch and not yet
-  // deleted or thawed. A command on it answers TRYAGAIN (cluster_gate, command_table.cpp).
+  // deleted or thawed. A command on it answers TRYAGAIN (cluster_gate, net/dispatch.cpp).
   // REQUIRES: called inside the command's key locks.
   bool in_flight(std::span<const std::string_view> keys) const;
 

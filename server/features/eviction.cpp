@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "server/core/atomicity.hpp"
-#include "server/core/db.hpp"
+#include "server/features/db.hpp"
 #include "server/util/clock.hpp"
 #include "server/util/memory.hpp"
 #include "structures/reclaim/epoch.hpp"

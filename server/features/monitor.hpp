@@ -1,7 +1,7 @@
 // The slow log and the latency monitor (SLOWLOG, LATENCY; Redis 7.0 semantics), and the latency
 // histogram buckets of LATENCY HISTOGRAM.
 //
-// What is timed, and what it costs. INFO commandstats times commands per batch (command_table.cpp:
+// What is timed, and what it costs. INFO commandstats times commands per batch (dispatch.cpp:
 // two clock reads per batch, the time shared among its commands). A slow log needs one command's
 // own time, so while a monitor is on (slowlog-log-slower-than >= 0, Redis's default 10000 us, or
 // latency-monitor-threshold > 0) dispatch also times each command it runs, as follows:
@@ -52,7 +52,7 @@ void set_latency_threshold_ms(std::int64_t ms);  // 0 disables the latency monit
 std::int64_t slowlog_slower_than();
 std::int64_t latency_threshold_ms();
 
-// ---- the per-command timing hook (command_table.cpp) ----
+// ---- the per-command timing hook (net/dispatch.cpp) ----
 
 // How dispatch times the commands of one batch: decided at the batch's start.
 struct MonitorMode {

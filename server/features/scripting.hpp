@@ -24,6 +24,10 @@
 //
 // Thread safety: the handlers run on the calling worker's thread with its own lua_State; the
 // registry and the per-worker run slots (read by SCRIPT KILL) are shared and synchronized.
+//
+// This header is the interface that lower layers use (dispatch, INFO, tracking); the engine that
+// defines it runs commands as a client does, so it is in the commands layer
+// (server/commands/scripting_engine.hpp lists its files).
 #pragma once
 
 #include <cstddef>

@@ -22,7 +22,7 @@
 #include "server/core/client_info.hpp"
 #include "server/util/clock.hpp"
 #include "server/features/cluster.hpp"
-#include "server/core/db.hpp"
+#include "server/features/db.hpp"
 #include "server/features/eviction.hpp"
 #include "server/features/host.hpp"
 #include "server/features/monitor.hpp"

@@ -38,7 +38,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "server/core/db.hpp"
+#include "server/features/db.hpp"
 #include "server/features/pubsub.hpp"
 #include "server/net/server.hpp"
 #include "server/protocol/resp_parser.hpp"
@@ -96,7 +96,7 @@ struct Connection {
   bool in_exec = false;                // running EXEC's queued commands (its locks are held)
   bool asking = false;                 // cluster: ASKING was the previous command (cluster.hpp)
   // SCRIPT DEBUG YES/SYNC was asked: kvlab has no Lua debugger, so EVAL/EVALSHA are refused on
-  // this connection until SCRIPT DEBUG NO (server/features/scripting.cpp, script_debug_cmd).
+  // this connection until SCRIPT DEBUG NO (server/commands/scripting_registry.cpp, script_debug_cmd).
   bool script_debug = false;
   // Set while a blocking command waits (server/core/blocking.hpp): no further input is processed.
   std::shared_ptr<BlockedClient> blocked;

@@ -418,7 +418,7 @@ inline std::string with_err_code(std::string_view message) {
 }
 }  // namespace kvlab::server::err
 
-// Dispatch, continued (server/core/command_table.cpp).
+// Dispatch, continued (server/net/dispatch.cpp).
 namespace kvlab::server::err {
 inline constexpr std::string_view kTryAgainRehashing =
     "TRYAGAIN Multiple keys request during rehashing of slot";
@@ -437,7 +437,7 @@ inline constexpr std::string_view kCantExecuteTail =
     "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context";
 }  // namespace kvlab::server::err
 
-// EVAL, EVALSHA, SCRIPT (server/features/scripting.cpp, scripting_eval.cpp).
+// EVAL, EVALSHA, SCRIPT (server/commands/scripting_registry.cpp, scripting_eval.cpp).
 namespace kvlab::server::err {
 // command: "SCRIPT" or "FUNCTION" (sic: Redis spells SCRIPT's "support" and FUNCTION's "supports").
 inline std::string flush_option(std::string_view command) {
@@ -481,7 +481,7 @@ inline constexpr std::string_view kLuaUnknownError = "ERR unknown error";
 inline constexpr std::string_view kLuaReplyDepth = "ERR reached lua stack limit";
 }  // namespace kvlab::server::err
 
-// FUNCTION and FCALL (server/features/scripting_functions.cpp).
+// FUNCTION and FCALL (server/commands/scripting_functions.cpp).
 namespace kvlab::server::err {
 inline constexpr std::string_view kLibraryNoMetadata = "ERR Missing library metadata";
 inline constexpr std::string_view kLibraryBadMetadata = "ERR Invalid library metadata";
@@ -530,7 +530,7 @@ inline constexpr std::string_view kRestorePolicy =
     "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
 }  // namespace kvlab::server::err
 
-// redis.* inside a script (server/features/lua_api.cpp): raised as Lua error tables, then
+// redis.* inside a script (server/commands/lua_api.cpp): raised as Lua error tables, then
 // replied as they are.
 namespace kvlab::server::err {
 inline constexpr std::string_view kLuaCallNoArgs =

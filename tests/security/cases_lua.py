@@ -62,7 +62,7 @@ def case_unpack_range_overflow(ctx):
 
 
 @advisory("CVE-2025-46818", "Redis 6.2.20, 7.2.11, 7.4.6, 8.2.2 / Valkey 8.1.4",
-          "server/features/lua_api.cpp new_state (string metatable)")
+          "server/commands/lua_api.cpp new_state (string metatable)")
 def case_basic_type_metatables(ctx):
     # Every basic type's metatable is unreachable or read-only, as Redis's test requires.
     for script in ("getmetatable(nil).__index = function() return 1 end",
@@ -207,7 +207,7 @@ def case_struct_size_overflow(ctx):
 
 
 @advisory("CVE-2021-32626", "Redis 5.0.14, 6.0.16, 6.2.6",
-          "server/features/lua_values.cpp push_reply, lua_to_reply")
+          "server/commands/lua_values.cpp push_reply, lua_to_reply")
 def case_lua_stack_from_replies(ctx):
     # Large and deep values crossing between RESP and Lua must check the Lua stack.
     ctx.kv.cmd("DEL", "sec:lua:list")
@@ -230,7 +230,7 @@ def case_lua_stack_from_replies(ctx):
                        "return redis.pcall('ping', unpack(t))")
 
 
-@advisory("CVE-2021-32672", "Redis 6.0.16, 6.2.6", "server/features/scripting.cpp script_debug_cmd")
+@advisory("CVE-2021-32672", "Redis 6.0.16, 6.2.6", "server/commands/scripting_registry.cpp script_debug_cmd")
 def case_lua_debugger_absent(ctx):
     # The bug was in the debugger's reading of its own protocol. kvlab has no debugger: SCRIPT
     # DEBUG YES is refused and the connection's scripts are refused until SCRIPT DEBUG NO, so

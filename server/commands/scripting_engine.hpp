@@ -1,10 +1,14 @@
-// The Lua engine's internals, shared by its parts (not for use outside server/features/scripting*
-// and lua_*.cpp; scripting.hpp is the public interface):
-//   scripting.cpp            the registry of scripts and libraries, run slots, SCRIPT
+// The Lua engine's internals, shared by its parts (not for use outside the files listed here;
+// features/scripting.hpp is the public interface, which dispatch and INFO use):
+//   scripting_registry.cpp   the registry of scripts and libraries, run slots, SCRIPT
 //   lua_values.cpp           Lua <-> RESP conversions
 //   lua_api.cpp              redis.*, the sandboxed globals, the hook, the per-worker lua_State
 //   scripting_eval.cpp       shebang flags, the checks before a run, the run, EVAL
 //   scripting_functions.cpp  libraries, FCALL, FUNCTION
+// The engine is in the commands layer: it runs commands as a client does (redis.call builds a
+// CommandContext over the caller's connection and worker and goes through dispatch). The Lua
+// sandbox and the libraries it loads (lua_sandbox, lua_struct, lua_cmsgpack) need none of that and
+// stay in features/.
 #pragma once
 
 extern "C" {

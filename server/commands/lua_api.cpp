@@ -21,7 +21,7 @@
 
 #include "server/features/lua_sandbox.hpp"
 #include "server/features/scripting.hpp"
-#include "server/features/scripting_engine.hpp"
+#include "server/commands/scripting_engine.hpp"
 #include "server/protocol/errors.hpp"
 #include "server/protocol/resp_parser.hpp"
 #include "server/util/sha1.hpp"

@@ -12,6 +12,10 @@
 // count is read relaxed on every modification, which is enough because WATCH registers inside an
 // escalated operation (atomicity.hpp): a command that starts after it sees the count through the
 // escalation's release, and one that started before it finishes before it.
+//
+// Layer: Db is where the features meet the keyspace (every write reaches eviction's key index,
+// tracking, keyspace notifications, WATCH and blocked clients from modified(), inline), so it is
+// in the features layer; core names it only by a forward declaration (CommandContext::ks).
 #pragma once
 
 #include <atomic>
@@ -24,9 +28,9 @@
 #include <vector>
 
 #include "server/core/blocking.hpp"
+#include "server/data/object.hpp"
 #include "server/features/eviction.hpp"
 #include "server/features/notify.hpp"
-#include "server/data/object.hpp"
 #include "server/features/tracking.hpp"
 #include "structures/any_keyspace.hpp"
 
