@@ -423,6 +423,18 @@ void prefetch_value(const Value& v) {
   __builtin_prefetch(v.obj.get(), 0, 3);
 }
 
+// The key layout of a command with three or more arguments, for the prefetch scan: from its row
+// (first_key, last_key, key_step), so that MGET's and MSET's keys are all prefetched, not only
+// the first. Rows whose keys start elsewhere or depend on a numkeys argument keep the default
+// (the second argument). The scan asks once per run of one command name.
+bool key_layout(std::string_view name, KeyLayout* out) {
+  const CommandSpec* c = CommandTable::instance().find(name);
+  if (c == nullptr || c->first_key != 1 || c->key_step < 1 || c->extra_keys != nullptr)
+    return false;
+  *out = KeyLayout{1, c->last_key, c->key_step};
+  return true;
+}
+
 }  // namespace
 
 void Worker::process_input(Connection& c, std::int64_t now_ms) {
@@ -435,7 +447,10 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
   // Pipelined commands: before running a window of up to kPrefetchWindow buffered commands, hand
   // their keys to the keyspace's prefetch hint, so that the cache misses of their lookups (bucket,
   // entry, value) overlap instead of stalling one command after another.
+  // A window ends after 32 commands or 32 keys (the hash backend's prefetch batch), whichever
+  // comes first: eight MGETs of four keys are one window, and all their keys are prefetched.
   constexpr std::size_t kPrefetchWindow = 32;
+  constexpr std::size_t kPrefetchKeys = 32;
   std::size_t window = 0;  // commands left in the current prefetched window
   while (!c.close_after_reply && !c.blocked && !c.postponed) {
     if (c.out.size() >= kOutputPauseBytes) {
@@ -443,8 +458,8 @@ void Worker::process_input(Connection& c, std::int64_t now_ms) {
       break;
     }
     if (window == 0 && prefetch_) {
-      std::string_view keys[kPrefetchWindow];
-      const KeyScan scan = scan_first_keys(c.in.view(), kPrefetchWindow, keys, kPrefetchWindow);
+      std::string_view keys[kPrefetchKeys];
+      const KeyScan scan = scan_keys(c.in.view(), kPrefetchWindow, keys, kPrefetchKeys, key_layout);
       window = std::max<std::size_t>(scan.commands, 1);
       if (scan.keys >= 2) {
         server_.keyspace().prefetch(std::span<const std::string_view>(keys, scan.keys),

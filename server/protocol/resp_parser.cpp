@@ -44,16 +44,23 @@ bool scan_length(std::string_view data, std::size_t* pos, std::size_t* value) {
 }
 }  // namespace
 
-KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
-                        std::size_t keys_max) {
+KeyScan scan_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
+                  std::size_t keys_max, KeyLayoutFn layout) {
   constexpr std::size_t kMaxArgs = 64;
   KeyScan out;
   std::size_t pos = 0;
+  std::string_view prev_name;  // the last name layout() was asked about, and its answer
+  KeyLayout prev_layout;
+  bool have_prev = false;
   while (out.commands < max_commands && pos < data.size() && data[pos] == '*') {
     std::size_t p = pos + 1;
     std::size_t argc = 0;
     if (!scan_length(data, &p, &argc) || argc > kMaxArgs) break;
-    std::string_view key;
+    // The command's keys go to keys[out.keys…] as they are met; kept only once it is complete.
+    std::size_t n = out.keys;
+    KeyLayout kl;  // the second argument alone, unless layout() says otherwise
+    std::size_t last = 1;
+    bool full = false;  // a key of this command found keys[] full
     bool complete = true;
     for (std::size_t a = 0; a < argc; ++a) {
       std::size_t len = 0;
@@ -66,11 +73,34 @@ KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::st
         complete = false;
         break;
       }
-      if (a == 1) key = data.substr(p, len);
+      const std::string_view arg = data.substr(p, len);
+      if (a == 0) {
+        if (layout != nullptr && argc > 2) {
+          // A pipeline repeats one command: its layout is asked for once per run of it.
+          if (arg != prev_name || !have_prev) {
+            if (!layout(arg, &prev_layout)) prev_layout = KeyLayout{};
+            prev_name = arg;
+            have_prev = true;
+          }
+          kl = prev_layout;
+        }
+        const long l = kl.last >= 0 ? kl.last : static_cast<long>(argc) + kl.last;
+        last = l < 0 ? 0 : static_cast<std::size_t>(l);
+        if (kl.first < 1 || kl.step < 1) last = 0;  // a layout with no keys
+      } else if (a <= last && a >= static_cast<std::size_t>(kl.first) &&
+                 (a - static_cast<std::size_t>(kl.first)) % static_cast<std::size_t>(kl.step) == 0) {
+        if (n < keys_max)
+          keys[n++] = arg;
+        else
+          full = true;
+      }
       p += len + 2;
     }
     if (!complete) break;
-    if (argc >= 2 && out.keys < keys_max) keys[out.keys++] = key;
+    // A command whose keys do not all fit ends the scan before it (its keys are then the first
+    // of the next scan), unless it is the first: then its first keys_max keys are kept.
+    if (full && out.commands > 0) break;
+    out.keys = n;
     ++out.commands;
     pos = p;
   }

@@ -74,18 +74,33 @@ class RequestParser {
   std::string error_;
 };
 
+// Which arguments of a command are its keys, for scan_keys(): argv[first], argv[first + step], …
+// up to argv[last] (a negative last counts from the end: -1 is the last argument).
+struct KeyLayout {
+  int first = 1;
+  int last = 1;
+  int step = 1;
+};
+// Fills *out for the command named name (byte for byte: the same name always gets the same
+// answer, which the scan reuses for a run of one command); false when it does not know the
+// command, or its keys follow no such layout: the scan then takes the second argument alone.
+using KeyLayoutFn = bool (*)(std::string_view name, KeyLayout* out);
+
 // Looks ahead over the complete multibulk commands at the start of data (at most max_commands of
-// them) and stores the second argument of each command that has one, the first key of nearly
-// every command, in keys (at most keys_max). Returns the number of commands walked. It stops at
-// the first command that is incomplete, inline, malformed or longer than 64 arguments, and checks
-// no limit: it only feeds the keyspace's prefetch hint, and RequestParser still parses and checks
-// every command.
+// them) and stores their keys in keys (at most keys_max): the arguments layout() names for a
+// command of three or more arguments, else (no layout, or layout() returned false) its second
+// argument, the first key of nearly every command. Returns the number of commands walked and of
+// keys stored: every key of every command walked, as the scan stops before a command whose keys
+// no longer fit (but for the first command, of which it keeps the first keys_max keys). It also
+// stops at the first command that is incomplete, inline, malformed or longer than 64 arguments,
+// and checks no limit: it only feeds the keyspace's prefetch hint, and
+// RequestParser still parses and checks every command.
 struct KeyScan {
   std::size_t commands = 0;
   std::size_t keys = 0;
 };
-KeyScan scan_first_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
-                        std::size_t keys_max);
+KeyScan scan_keys(std::string_view data, std::size_t max_commands, std::string_view* keys,
+                  std::size_t keys_max, KeyLayoutFn layout = nullptr);
 
 // Splits an inline command line into arguments with the quoting rules of Redis's sdssplitargs:
 // blanks separate arguments; "double quotes" understand \n \r \t \b \a \\ \" and \xHH; 'single

@@ -7,8 +7,8 @@
 //      yields the same commands, argument for argument, and the same error, as feeding it whole.
 //   2. consumed() of a command is > 0 and within the bytes given; bytes_needed(), when set, is
 //      more than the bytes given and at most what the largest legal bulk needs.
-//   3. scan_first_keys (the prefetch hint) reports, for the complete multibulk commands at the
-//      front, exactly the second argument of each command that has one, in order.
+//   3. scan_keys (the prefetch hint), without a key layout, reports, for the complete multibulk
+//      commands at the front, exactly the second argument of each command that has one, in order.
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // The look-ahead scanner over the same bytes.
   std::string_view keys[16];
-  const kvlab::server::KeyScan scan = kvlab::server::scan_first_keys(stream, 16, keys, 16);
+  const kvlab::server::KeyScan scan = kvlab::server::scan_keys(stream, 16, keys, 16);
   check(scan.keys <= 16 && scan.commands <= 16, "scan within its bounds");
   std::size_t k = 0;
   for (std::size_t i = 0; i < scan.commands && i < whole.commands.size() && k < scan.keys; ++i) {

@@ -203,15 +203,15 @@ TEST_SUITE("unit") {
     CHECK(glob_match("user:*:name", "user:42:name"));
   }
 
-  TEST_CASE("scan_first_keys walks complete multibulk commands and stops at anything else") {
-    using kvlab::server::scan_first_keys;
+  TEST_CASE("scan_keys walks complete multibulk commands and stops at anything else") {
+    using kvlab::server::scan_keys;
     std::string_view keys[8];
     const std::string get_a = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n";
     using namespace std::string_literals;
     const std::string set_b = "*3\r\n$3\r\nSET\r\n$2\r\nbb\r\n$3\r\nv\0w\r\n"s;  // binary value
     const std::string ping = "*1\r\n$4\r\nPING\r\n";
     std::string buf = get_a + ping + set_b;
-    auto scan = scan_first_keys(buf, 8, keys, 8);
+    auto scan = scan_keys(buf, 8, keys, 8);
     CHECK(scan.commands == 3);
     REQUIRE(scan.keys == 2);
     CHECK(keys[0] == "a");
@@ -220,17 +220,18 @@ TEST_SUITE("unit") {
     CHECK(keys[1].data() == buf.data() + get_a.size() + ping.size() + 17);
 
     // Bounded by max_commands and by keys_max.
-    scan = scan_first_keys(buf, 1, keys, 8);
+    scan = scan_keys(buf, 1, keys, 8);
     CHECK(scan.commands == 1);
     CHECK(scan.keys == 1);
-    scan = scan_first_keys(buf, 8, keys, 1);
-    CHECK(scan.commands == 3);
+    // A command whose key does not fit ends the scan before it (PING has none: it is walked).
+    scan = scan_keys(buf, 8, keys, 1);
+    CHECK(scan.commands == 2);
     CHECK(scan.keys == 1);
 
     // Every strict prefix of the last command: the complete ones before it are still walked.
     const std::string two = get_a + set_b;
     for (std::size_t cut = get_a.size(); cut < two.size(); ++cut) {
-      scan = scan_first_keys(std::string_view(two).substr(0, cut), 8, keys, 8);
+      scan = scan_keys(std::string_view(two).substr(0, cut), 8, keys, 8);
       CHECK(scan.commands == 1);
       CHECK(scan.keys == 1);
     }
@@ -239,12 +240,87 @@ TEST_SUITE("unit") {
          {"GET a\r\n", "*-1\r\n", "*2\r\n$-1\r\n", "*2\r\n$3\r\nGET\n", "*99999999999999\r\n",
           "*2\r\n$99999999999999\r\nx\r\n", "*2\r\n$3\r\nGETX\r\n$1\r\na\r\n", "*65\r\n", "", "*",
           "*2\r\n:3\r\nGET\r\n"}) {
-      scan = scan_first_keys(bad, 8, keys, 8);
+      scan = scan_keys(bad, 8, keys, 8);
       CHECK_MESSAGE(scan.commands == 0, bad);
       CHECK(scan.keys == 0);
     }
     // A command after a bad one is not reached.
-    scan = scan_first_keys(get_a + "GET x\r\n" + get_a, 8, keys, 8);
+    scan = scan_keys(get_a + "GET x\r\n" + get_a, 8, keys, 8);
     CHECK(scan.commands == 1);
+  }
+
+  // A multibulk command from its arguments.
+  std::string resp(std::initializer_list<std::string_view> args) {
+    std::string out = "*" + std::to_string(args.size()) + "\r\n";
+    for (std::string_view a : args) {
+      out += "$" + std::to_string(a.size()) + "\r\n";
+      out += a;
+      out += "\r\n";
+    }
+    return out;
+  }
+
+  // The layout of the test: MGET's keys are every argument, MSET's every other one from the first,
+  // ZADD is "unknown" (the second argument), and XSKIP names a layout with no keys.
+  bool test_layout(std::string_view name, kvlab::server::KeyLayout* out) {
+    if (name == "MGET") *out = {1, -1, 1};
+    else if (name == "MSET") *out = {1, -1, 2};
+    else if (name == "GETRANGE2") *out = {1, 2, 1};
+    else if (name == "XSKIP") *out = {0, -1, 1};
+    else return false;
+    return true;
+  }
+
+  int layout_calls = 0;
+  bool counting_layout(std::string_view name, kvlab::server::KeyLayout* out) {
+    ++layout_calls;
+    return test_layout(name, out);
+  }
+
+  TEST_CASE("scan_keys asks for a layout once per run of one command name") {
+    using kvlab::server::scan_keys;
+    std::string_view keys[16];
+    const std::string mget = resp({"MGET", "a", "b"});
+    layout_calls = 0;
+    auto scan = scan_keys(mget + mget + mget, 16, keys, 16, counting_layout);
+    CHECK(scan.keys == 6);
+    CHECK(layout_calls == 1);
+    // Another name between two runs: asked again, and each command gets its own layout.
+    layout_calls = 0;
+    scan = scan_keys(resp({"MGET", "a", "b"}) + resp({"MSET", "k", "v", "k2", "v2"}) +
+                         resp({"MGET", "c", "d"}),
+                     16, keys, 16, counting_layout);
+    REQUIRE(scan.keys == 6);
+    const std::vector<std::string_view> want{"a", "b", "k", "k2", "c", "d"};
+    CHECK(std::vector<std::string_view>(keys, keys + 6) == want);
+    CHECK(layout_calls == 3);
+  }
+
+  TEST_CASE("scan_keys takes every key a command's layout names, and a whole command's keys") {
+    using kvlab::server::scan_keys;
+    std::string_view keys[16];
+    const std::string buf = resp({"MGET", "a", "b", "c"}) + resp({"MSET", "k1", "v1", "k2", "v2"}) +
+                            resp({"ZADD", "z", "1", "m"}) + resp({"GETRANGE2", "p", "q", "r"}) +
+                            resp({"XSKIP", "s", "t"}) + resp({"GET", "g"});
+    auto scan = scan_keys(buf, 16, keys, 16, test_layout);
+    CHECK(scan.commands == 6);
+    REQUIRE(scan.keys == 9);
+    const std::vector<std::string_view> want{"a", "b", "c", "k1", "k2", "z", "p", "q", "g"};
+    CHECK(std::vector<std::string_view>(keys, keys + 9) == want);
+    // Without a layout: the second argument of each.
+    scan = scan_keys(buf, 16, keys, 16);
+    CHECK(scan.commands == 6);
+    REQUIRE(scan.keys == 6);
+    CHECK(keys[1] == "k1");
+    CHECK(keys[5] == "g");
+    // Room for four keys: MSET's two do not fit after MGET's three, so the window is MGET alone.
+    scan = scan_keys(buf, 16, keys, 4, test_layout);
+    CHECK(scan.commands == 1);
+    CHECK(scan.keys == 3);
+    // A first command with more keys than the room keeps its first ones.
+    scan = scan_keys(buf, 16, keys, 2, test_layout);
+    CHECK(scan.commands == 1);
+    REQUIRE(scan.keys == 2);
+    CHECK(keys[1] == "b");
   }
 }
