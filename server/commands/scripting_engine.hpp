@@ -102,6 +102,10 @@ inline constexpr unsigned kMaxSlots = 1024;
 
 struct Engine {
   lua_State* L = nullptr;
+  // Where FUNCTION LOAD and RESTORE validate a library, apart from L so that a failing library
+  // leaves L untouched (add_library). Built on first use and kept: building a state costs about
+  // twenty times what loading a small library does. Rebuilt after a library failed to load.
+  lua_State* scratch = nullptr;
   std::uint64_t script_gen = 0, function_gen = 0;
   unsigned short rand_state[3] = {0, 0, 0};
   // The script being run (for redis.call).

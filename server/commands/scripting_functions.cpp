@@ -328,11 +328,24 @@ void fcall_generic(CommandContext& ctx, bool ro) {
 bool add_library(std::string_view code, bool replace, bool restoring, std::string* lib_name,
                  std::string* error) {
   if (!parse_library_shebang(code, lib_name, error)) return false;
-  // Validate in a scratch state, so that a failing library leaves the worker's state untouched.
-  lua_State* L = new_state();
+  // Validate in this thread's scratch state, so that a failing library leaves the worker's state
+  // untouched. Its function table starts empty for each library; after a failure the state is
+  // dropped, so that nothing a failed load left behind meets the next one.
+  Engine& e = this_engine();
+  if (e.scratch == nullptr) e.scratch = new_state();
+  lua_State* L = e.scratch;
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
   Loading ld;
   const bool ok = load_library_code(L, code, &ld);
-  lua_sandbox::close_state(L);
+  lua_newtable(L);  // the library's functions are not kept here
+  lua_setfield(L, LUA_REGISTRYINDEX, kFunctionsTable);
+  if (ok) {
+    lua_gc(L, LUA_GCSTEP, 1);
+  } else {
+    lua_sandbox::close_state(L);
+    e.scratch = nullptr;
+  }
   if (!ok) {
     *error = ld.error;
     return false;
