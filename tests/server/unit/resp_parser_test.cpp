@@ -282,14 +282,15 @@ TEST_SUITE("unit") {
     std::string_view keys[16];
     const std::string mget = resp({"MGET", "a", "b"});
     layout_calls = 0;
-    auto scan = scan_keys(mget + mget + mget, 16, keys, 16, counting_layout);
+    const std::string three = mget + mget + mget;
+    auto scan = scan_keys(three, 16, keys, 16, counting_layout);
     CHECK(scan.keys == 6);
     CHECK(layout_calls == 1);
     // Another name between two runs: asked again, and each command gets its own layout.
     layout_calls = 0;
-    scan = scan_keys(resp({"MGET", "a", "b"}) + resp({"MSET", "k", "v", "k2", "v2"}) +
-                         resp({"MGET", "c", "d"}),
-                     16, keys, 16, counting_layout);
+    const std::string mixed = resp({"MGET", "a", "b"}) + resp({"MSET", "k", "v", "k2", "v2"}) +
+                              resp({"MGET", "c", "d"});  // keys[] points into it
+    scan = scan_keys(mixed, 16, keys, 16, counting_layout);
     REQUIRE(scan.keys == 6);
     const std::vector<std::string_view> want{"a", "b", "k", "k2", "c", "d"};
     CHECK(std::vector<std::string_view>(keys, keys + 6) == want);
