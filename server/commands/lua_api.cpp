@@ -142,9 +142,7 @@ CallOutcome redis_call_body(lua_State* L, std::string* error) {
     }
   }
   if (cmd == nullptr) return refuse(err::kLuaUnknownCommand);
-  const bool arity_ok = spec->arity >= 0 ? argv.size() == static_cast<std::size_t>(spec->arity)
-                                         : argv.size() >= static_cast<std::size_t>(-spec->arity);
-  if (!arity_ok) return refuse(err::kLuaWrongArity);
+  if (!arity_ok(spec->arity, argv.size())) return refuse(err::kLuaWrongArity);
   // A read-only script may not write, nor run what Redis flags may_replicate (PUBLISH, PFCOUNT),
   // which CLIENT PAUSE WRITE holds back as writes.
   if (e.read_only && ((spec->flags & kWrite) || may_replicate(*spec)))

@@ -128,6 +128,12 @@ struct CommandSpec {
   mutable std::uint16_t stat_id = 0;
 };
 
+// Whether argc arguments (the name included) fit an arity as the rows state it (see above).
+inline bool arity_ok(int arity, std::size_t argc) {
+  return arity >= 0 ? argc == static_cast<std::size_t>(arity)
+                    : argc >= static_cast<std::size_t>(-arity);
+}
+
 // The argv indexes of a command's keys: the first/last/step range plus extra_keys. Returns false
 // for a malformed numkeys form (see KeysFn).
 bool command_keys(const CommandSpec& c, std::span<const std::string_view> argv,

@@ -51,11 +51,6 @@ const CommandSpec* find_cached(std::string_view name) {
   return spec;
 }
 
-bool arity_ok(int arity, std::size_t argc) {
-  return arity >= 0 ? argc == static_cast<std::size_t>(arity)
-                    : argc >= static_cast<std::size_t>(-arity);
-}
-
 std::string upper(std::string_view s) {
   std::string u(s);
   for (char& c : u)
@@ -86,11 +81,6 @@ struct CommandBatch {
 };
 constinit thread_local CommandBatch t_batch;
 
-inline void bump_stat(std::atomic<std::uint64_t>& c, std::uint64_t n) {
-  // Single writer (the owning worker): a plain load/store pair avoids a locked instruction.
-  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
 // Counts the batch's calls, charges its elapsed time to them, and starts a new batch at `now`.
 void settle_batch(std::uint64_t now) {
   CommandBatch& b = t_batch;
@@ -100,9 +90,9 @@ void settle_batch(std::uint64_t now) {
     const std::size_t bucket = latency_bucket(share);
     for (std::uint32_t i = 0; i < b.n; ++i) {
       CommandStat& st = b.stats[b.runs[i].id];
-      bump_stat(st.calls, b.runs[i].count);
-      bump_stat(st.nanos, share * b.runs[i].count);
-      bump_stat(st.hist[bucket], b.runs[i].count);
+      bump(st.calls, b.runs[i].count);
+      bump(st.nanos, share * b.runs[i].count);
+      bump(st.hist[bucket], b.runs[i].count);
     }
     b.n = 0;
     b.calls = 0;
@@ -113,7 +103,7 @@ void settle_batch(std::uint64_t now) {
 // One executed command: failed now if it replied an error; its call and time when the batch ends.
 void count_call(CommandContext& ctx, const CommandSpec& cmd) {
   CommandBatch& b = t_batch;
-  if (ctx.reply.errors() != 0) bump_stat(b.stats[cmd.stat_id].failed, 1);
+  if (ctx.reply.errors() != 0) bump(b.stats[cmd.stat_id].failed);
   if (b.n > 0 && b.runs[b.n - 1].id == cmd.stat_id && b.runs[b.n - 1].count < 0xffff) {
     ++b.runs[b.n - 1].count;
   } else {
@@ -146,20 +136,20 @@ void count_rejected(CommandContext& ctx) {
 }
 
 void count_rejected(CommandContext& ctx, const CommandSpec& cmd) {
-  bump_stat(ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id].rejected, 1);
+  bump(ctx.server.stats(ctx.worker.index()).cmd[cmd.stat_id].rejected);
 }
 
 void count_error_replies(CommandContext& ctx, const ReplyWriter& r) {
   const std::uint64_t n = r.stat_errors();
   if (n == 0) return;
   WorkerStats& st = ctx.server.stats(ctx.worker.index());
-  bump_stat(st.errors, n);
+  bump(st.errors, n);
   st.errorstats.add(r.error_code());
 }
 
 void count_error_reply(CommandContext& ctx, std::string_view code) {
   WorkerStats& st = ctx.server.stats(ctx.worker.index());
-  bump_stat(st.errors, 1);
+  bump(st.errors);
   st.errorstats.add(code);
 }
 
@@ -171,12 +161,12 @@ void count_unblocked(CommandContext& ctx, std::string_view command, std::string_
                      bool failed) {
   WorkerStats& st = ctx.server.stats(ctx.worker.index());
   if (!error_code.empty()) {
-    bump_stat(st.errors, 1);
+    bump(st.errors);
     st.errorstats.add(error_code);
   }
   if (!failed) return;
   const CommandSpec* cmd = CommandTable::instance().find(command);
-  if (cmd != nullptr) bump_stat(st.cmd[cmd->stat_id].failed, 1);
+  if (cmd != nullptr) bump(st.cmd[cmd->stat_id].failed);
 }
 
 namespace {

@@ -23,5 +23,4 @@ extern char g_listen_tag;
 
 extern char g_wake_tag;
 
-
 }  // namespace kvlab::server
