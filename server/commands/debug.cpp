@@ -340,7 +340,7 @@ std::optional<Sha1Digest> value_digest(const Value& v) {
       d.mix("set");
       present = with_container<SetObject>(o, [&](const MemberSet& s) {
         Digest members;
-        for (std::size_t i = 0; i < s.size(); ++i) members.xor_in(sha1(s.at(i)));
+        for (std::size_t i = 0; i < s.size(); ++i) members.xor_in(sha1(s.at(i).view()));
         d.mix_uint(s.size());
         d.mix(Digest::view(members.bytes()));
       });

@@ -448,6 +448,8 @@ std::uint64_t memory_usage_estimate(std::string_view key, const Value& v, std::i
     case ObjectType::kSet: {
       const auto& c = static_cast<const SetObject&>(o);
       const MemberSet& m = c.data;
+      if (m.compact())  // one array of integers (index_bytes)
+        return total + alloc_size(sizeof(SetObject)) + alloc_size(m.index_bytes());
       std::uint64_t sum = 0;
       const std::size_t n = m.size();
       const std::size_t take = samples == 0 ? n : std::min<std::size_t>(n, samples);

@@ -65,24 +65,28 @@ void smismember_cmd(CommandContext& ctx) {
 
 // Redis 7.0 keeps a set of at most set-max-intset-entries integers in an intset, a sorted array,
 // and answers SMEMBERS and SSCAN from it in ascending order; clients' tests compare that order.
-// For such a set, the positions of its members in that order; empty otherwise (and for an empty
-// set). Like OBJECT ENCODING (keys.cpp), this models the encoding from the contents.
-std::vector<std::uint32_t> intset_order(const MemberSet& s) {
-  std::vector<std::uint32_t> order;
+// Whether s is such a set (MemberSet::intset(), as OBJECT ENCODING in keys.cpp); if so, *order
+// gets the positions of its members in ascending order, or stays empty when the positions already
+// are (a compact MemberSet).
+bool intset_order(const MemberSet& s, std::vector<std::uint32_t>* order) {
+  order->clear();
+  if (!s.intset()) return false;
+  if (s.compact()) return true;
   std::vector<std::int64_t> values;
-  if (!intset_values(s, &values)) return order;
-  order.resize(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  std::sort(order.begin(), order.end(),
+  if (!intset_values(s, &values)) return false;
+  order->resize(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) (*order)[i] = static_cast<std::uint32_t>(i);
+  std::sort(order->begin(), order->end(),
             [&](std::uint32_t a, std::uint32_t b) { return values[a] < values[b]; });
-  return order;
+  return true;
 }
 
 // Replies every member while the set is locked (no copy); an intset's in ascending order.
 void smembers_cmd(CommandContext& ctx) {
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
     ctx.reply.set(s.size());
-    const std::vector<std::uint32_t> order = intset_order(s);
+    std::vector<std::uint32_t> order;
+    intset_order(s, &order);
     for (std::size_t i = 0; i < s.size(); ++i) ctx.reply.bulk(s.at(order.empty() ? i : order[i]));
   });
   if (a == Access::kMissing) ctx.reply.set(0);
@@ -115,7 +119,7 @@ void spop_cmd(CommandContext& ctx) {
     popped.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t i = random_below(s.size());
-      popped.push_back(s.at(i));
+      popped.push_back(s.at(i).str());
       s.erase_at(i);
     }
   });
@@ -179,11 +183,9 @@ void srandmember_cmd(CommandContext& ctx) {
 
 enum class SetOp { kInter, kUnion, kDiff };
 
-// Computes op over the sets at argv[first..] into a fresh, unpublished SetObject. Each source is
-// read under its own lock. Returns false after WRONGTYPE has been replied. `limit` (> 0) stops an
-// intersection once it has that many members (SINTERCARD).
-bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last, ObjectRef* out,
-             std::size_t limit = 0) {
+// compute() without the final encoding of its result.
+bool compute_members(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
+                     ObjectRef* out, std::size_t limit) {
   *out = ObjectRef(SetObject::make());
   MemberSet& r = as_container<SetObject>(*out)->data;
   if (op == SetOp::kUnion) {
@@ -257,12 +259,24 @@ bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
   return true;
 }
 
+// Computes op over the sets at argv[first..] into a fresh, unpublished SetObject, encoded as Redis
+// encodes the result it builds (MemberSet::encode_from_contents). Each source is read under its
+// own lock. Returns false after WRONGTYPE has been replied. `limit` (> 0) stops an intersection
+// once it has that many members (SINTERCARD).
+bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last, ObjectRef* out,
+             std::size_t limit = 0) {
+  if (!compute_members(ctx, op, first, last, out, limit)) return false;
+  as_container<SetObject>(*out)->data.encode_from_contents();
+  return true;
+}
+
 // SINTER, SUNION and SDIFF: a result Redis would hold in an intset comes in ascending order (Redis
 // replies from an intset it builds, or from the smallest input, an intset when the result is one).
 void reply_members(CommandContext& ctx, const ObjectRef& ref) {
   const MemberSet& r = as_container<SetObject>(ref)->data;
   ctx.reply.set(r.size());
-  const std::vector<std::uint32_t> order = intset_order(r);
+  std::vector<std::uint32_t> order;
+  intset_order(r, &order);
   for (std::size_t i = 0; i < r.size(); ++i) ctx.reply.bulk(r.at(order.empty() ? i : order[i]));
 }
 
@@ -388,25 +402,27 @@ void sscan_cmd(CommandContext& ctx) {
   if (!parse_scan_cursor_arg(ctx, 2, &sa)) return;
   const Access a = read_container<SetObject>(ctx, ctx.arg(1), [&](const MemberSet& s) {
     if (!parse_scan_options(ctx, 3, kScanMatchCount, &sa)) return;  // after the key's lookup and type, as Redis
-    std::vector<const std::string*> out;
+    std::vector<MemberSet::Member> out;  // views into s, read while it is locked
     std::size_t pos = 0;
-    if (const std::vector<std::uint32_t> order = intset_order(s); !order.empty()) {
+    if (std::vector<std::uint32_t> order; intset_order(s, &order)) {
       // An intset is answered whole, in ascending order, whatever the cursor and COUNT, with
       // cursor 0, as Redis does.
-      for (std::uint32_t i : order)
-        if (!sa.has_pattern || glob_match(sa.pattern, s.at(i))) out.push_back(&s.at(i));
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const MemberSet::Member m = s.at(order.empty() ? k : order[k]);
+        if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(m);
+      }
     } else {
       pos =
           (sa.cursor == 0 || sa.cursor > s.size()) ? s.size() : static_cast<std::size_t>(sa.cursor);
       for (std::uint64_t examined = 0; pos > 0 && examined < sa.count; ++examined) {
-        const std::string& m = s.at(--pos);
-        if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(&m);
+        const MemberSet::Member m = s.at(--pos);
+        if (!sa.has_pattern || glob_match(sa.pattern, m)) out.push_back(m);
       }
     }
     ctx.reply.array(2);
     ctx.reply.bulk_i64(static_cast<std::int64_t>(pos));
     ctx.reply.array(out.size());
-    for (const std::string* m : out) ctx.reply.bulk(*m);
+    for (const MemberSet::Member& m : out) ctx.reply.bulk(m);
   });
   if (a == Access::kMissing) {
     ctx.reply.array(2);

@@ -184,7 +184,7 @@ bool load_elements(CommandContext& ctx, std::string_view key, Source* src,
     case ObjectType::kSet:
       copy_out(as_container<SetObject>(ref), Source::kSet, [&](const MemberSet& m) {
         out->reserve(m.size());
-        for (std::size_t i = 0; i < m.size(); ++i) out->push_back(m.at(i));
+        for (std::size_t i = 0; i < m.size(); ++i) out->push_back(m.at(i).str());
       });
       break;
     case ObjectType::kZSet:

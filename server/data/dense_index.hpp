@@ -61,20 +61,20 @@ class DenseIndex {
   }
   // Indexes a new key at position pos (== the number of keys before it).
   void add(std::size_t pos, std::uint32_t h) {
-    n_ = pos + 1;
+    n_ = static_cast<std::uint32_t>(pos + 1);
     if (slots_.empty()) {
       if (n_ <= kLinearMax) {
         tags_[pos] = h;
         return;
       }
       std::size_t size = kMinSlots;
-      while (n_ * 4 > size * 3) size *= 2;
+      while (std::size_t{n_} * 4 > size * 3) size *= 2;
       slots_.assign(size, 0);
       for (std::size_t p = 0; p < pos; ++p) place(pack(p, tags_[p]));
       place(pack(pos, h));
       return;
     }
-    if (n_ * 4 > slots_.size() * 3) grow();
+    if (std::size_t{n_} * 4 > slots_.size() * 3) grow();
     place(pack(pos, h));
   }
   // Removes position pos (whose key's hash is h); the caller then moves the last key into it
@@ -142,7 +142,7 @@ class DenseIndex {
   }
 
   std::vector<std::uint64_t> slots_;
-  std::size_t n_ = 0;
+  std::uint32_t n_ = 0;  // positions fit in a slot's 32 bits anyway
   std::uint32_t tags_[kLinearMax] = {};  // linear mode: the keys' hash bits, by position
 };
 

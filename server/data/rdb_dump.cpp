@@ -195,20 +195,10 @@ void dump_list(const std::deque<std::string>& d, std::string* out) {
   }
 }
 
-// A set: an intset when every member is an integer and there are at most set-max-intset-entries,
-// else SET.
+// A set: an intset when Redis would hold it in one (MemberSet::intset()), else SET.
 void dump_set(const MemberSet& d, std::string* out) {
   std::vector<std::int64_t> ints;
-  if (d.size() <= encoding_limits().set_intset_entries) {
-    for (std::size_t i = 0; i < d.size(); ++i) {
-      std::int64_t v = 0;
-      if (!canonical_int(d.at(i), &v)) {
-        ints.clear();
-        break;
-      }
-      ints.push_back(v);
-    }
-  }
+  if (!intset_values(d, &ints)) ints.clear();
   if (!ints.empty()) {
     std::sort(ints.begin(), ints.end());
     int w = 2;

@@ -268,11 +268,11 @@ TEST_SUITE("unit") {
       std::size_t ps = s.size(), pz = z.slots();
       int next = 1000;
       while (ps > 0 || pz > 0) {
-        for (int k = 0; k < 3 && ps > 0; ++k) seen_s.insert(s.at(--ps));
+        for (int k = 0; k < 3 && ps > 0; ++k) seen_s.insert(s.at(--ps).str());
         for (int k = 0; k < 3 && pz > 0; ++k) seen_z.insert(z.slot(--pz)->member);
         // churn: erase a random member (it leaves the "present throughout" set), add a new one
         if (s.size() > 0) {
-          const std::string victim = s.at(g() % s.size());
+          const std::string victim = s.at(g() % s.size()).str();
           stable_s.erase(victim);
           CHECK(s.erase(victim));
         }
@@ -303,7 +303,7 @@ TEST_SUITE("unit") {
       for (int op = 0; op < 20000; ++op) {
         if (op % 4000 == 3999) {  // empty it through erase_at, then go on
           while (s.size() > 0) {
-            model.erase(s.at(s.size() - 1));
+            model.erase(s.at(s.size() - 1).str());
             s.erase_at(s.size() - 1);
           }
           CHECK(s.index_bytes() == 0);
@@ -313,7 +313,7 @@ TEST_SUITE("unit") {
           CHECK(s.insert(m) == model.insert(m).second);
         } else if (g() % 2 == 0 && s.size() > 0) {
           const std::size_t i = g() % s.size();
-          model.erase(s.at(i));
+          model.erase(s.at(i).str());
           s.erase_at(i);
         } else {
           CHECK(s.erase(m) == (model.erase(m) > 0));
@@ -327,9 +327,141 @@ TEST_SUITE("unit") {
       }
       REQUIRE(s.size() == model.size());
       std::set<std::string> listed;
-      for (std::size_t i = 0; i < s.size(); ++i) listed.insert(s.at(i));
+      for (std::size_t i = 0; i < s.size(); ++i) listed.insert(s.at(i).str());
       CHECK(listed == model);
     }
+  }
+
+  // The compact encoding (sorted int64s) against a std::set<std::string> model: integers in
+  // canonical form keep a set compact and its positions ascending; a member that is not one
+  // ("01", "+1", "-0", " 1", "a", 2^63) or one past the limit converts it to the general
+  // encoding, which keeps every member and never converts back.
+  TEST_CASE("MemberSet: integers stay compact and ascending until a member breaks the rule") {
+    const std::vector<std::string> odd = {"01", "+1", "-0", " 1", "a", "9223372036854775808", ""};
+    for (int round = 0; round < 40; ++round) {
+      MemberSet s;
+      std::set<std::string> model;
+      std::mt19937_64 g(7 + round);
+      bool broken = false;  // a non-integer member was inserted
+      const int convert_at = round % 4 == 0 ? -1 : static_cast<int>(g() % 3000);
+      for (int op = 0; op < 3000; ++op) {
+        std::string m;
+        if (op == convert_at) {
+          m = odd[g() % odd.size()];
+          broken = true;
+        } else {
+          const std::int64_t v = static_cast<std::int64_t>(g() % 300) - 150;
+          m = std::to_string(g() % 50 == 0 ? v * 61489146912345678LL : v);
+        }
+        const unsigned kind = static_cast<unsigned>(g() % 4);
+        if (kind < 2 || op == convert_at) {
+          CHECK(s.insert(m) == model.insert(m).second);
+        } else if (kind == 2 && s.size() > 0) {
+          const std::size_t i = g() % s.size();
+          std::vector<std::string> below;
+          for (std::size_t j = 0; j < i; ++j) below.push_back(s.at(j).str());
+          model.erase(s.at(i).str());
+          s.erase_at(i);
+          for (std::size_t j = 0; j < i; ++j) REQUIRE(s.at(j).view() == below[j]);
+        } else {
+          CHECK(s.erase(m) == (model.erase(m) > 0));
+        }
+        REQUIRE(s.compact() == !broken);
+        REQUIRE(s.intset() == !broken);  // one-way: erasing the odd member does not undo it
+        CHECK(s.contains(m) == (model.count(m) == 1));
+        REQUIRE(s.size() == model.size());
+        if (op % 61 == 0) {
+          std::set<std::string> listed;
+          for (std::size_t i = 0; i < s.size(); ++i) listed.insert(s.at(i).str());
+          REQUIRE(listed == model);
+          for (const auto& x : odd) CHECK(s.contains(x) == (model.count(x) == 1));
+          if (s.compact()) {
+            for (std::size_t i = 1; i < s.size(); ++i)
+              REQUIRE(std::stoll(s.at(i - 1).str()) < std::stoll(s.at(i).str()));
+            CHECK(s.index_bytes() >= s.size() * sizeof(std::int64_t));
+          }
+        }
+      }
+    }
+  }
+
+  // Redis's encoding (intset()) turns hashtable once the set grows past set-max-intset-entries,
+  // and only then; past kCompactMax the storage leaves the compact encoding first.
+  TEST_CASE("MemberSet: the compact encoding's bound follows set-max-intset-entries, capped") {
+    using kvlab::server::set_encoding_limit;
+    for (const std::uint64_t limit : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{8},
+                                      std::uint64_t{512}, std::uint64_t{1} << 40}) {
+      set_encoding_limit("set-max-intset-entries", limit);
+      const std::size_t bound = std::min<std::uint64_t>(limit, MemberSet::kCompactMax);
+      MemberSet s;
+      for (std::size_t i = 0; i < bound + 5; ++i) {
+        // descending, so that every insert lands at the front of the sorted array
+        CHECK(s.insert(std::to_string(1000000 - static_cast<int>(i))));
+        CHECK(s.compact() == (i < bound));
+        CHECK(s.intset() == (i < limit));
+        CHECK(!s.insert(std::to_string(1000000 - static_cast<int>(i))));  // no duplicate
+      }
+      REQUIRE(s.size() == bound + 5);
+      for (std::size_t i = 0; i < bound + 5; ++i)
+        CHECK(s.contains(std::to_string(1000000 - static_cast<int>(i))));
+      // The ascending order of the compact set became the general encoding's dense order.
+      for (std::size_t i = 1; i < bound; ++i)
+        CHECK(std::stoll(s.at(i - 1).str()) < std::stoll(s.at(i).str()));
+    }
+    set_encoding_limit("set-max-intset-entries", 512);
+  }
+
+  // copy_from (COPY) across encodings: the copy takes the source's members, order and encoding
+  // whichever encoding it had before, and the source is left as it was.
+  TEST_CASE("MemberSet: copy_from switches encodings both ways") {
+    MemberSet ints, strs;
+    for (int i = 0; i < 20; ++i) ints.insert(std::to_string(i * 7));
+    for (int i = 0; i < 20; ++i) strs.insert("m" + std::to_string(i));
+    REQUIRE(ints.compact());
+    REQUIRE(!strs.compact());
+    MemberSet a, b;
+    b.insert("x");  // general before the copy
+    a.copy_from(strs);
+    b.copy_from(ints);
+    CHECK(!a.compact());
+    CHECK(!a.intset());
+    CHECK(b.compact());
+    CHECK(b.intset());
+    REQUIRE(a.size() == 20);
+    REQUIRE(b.size() == 20);
+    for (std::size_t i = 0; i < 20; ++i) {
+      CHECK(a.at(i).view() == strs.at(i).view());
+      CHECK(b.at(i).view() == ints.at(i).view());
+    }
+    CHECK(!b.contains("x"));
+    a.copy_from(ints);  // and back
+    CHECK(a.compact());
+    CHECK(a.contains("133"));
+    CHECK(!a.contains("m3"));
+    CHECK(strs.contains("m3"));
+  }
+
+  // A set's encoding rebuilt from its contents (the results of SINTER/SDIFF, built by erasing
+  // from a copy): integers only and few enough are an intset again, compact when they fit.
+  TEST_CASE("MemberSet: encode_from_contents restores the intset of an all-integer set") {
+    MemberSet s;
+    for (int i = 40; i > 0; --i) s.insert(std::to_string(i));
+    s.insert("a");
+    CHECK(!s.compact());
+    CHECK(!s.intset());
+    CHECK(s.erase("a"));
+    CHECK(!s.intset());  // one-way, as Redis's conversion
+    s.encode_from_contents();
+    CHECK(s.compact());
+    CHECK(s.intset());
+    REQUIRE(s.size() == 40);
+    for (std::size_t i = 0; i < s.size(); ++i) CHECK(s.at(i).str() == std::to_string(i + 1));
+    s.insert("b");
+    s.encode_from_contents();
+    CHECK(!s.intset());
+    CHECK(s.contains("b"));
+    CHECK(s.contains("17"));
+    CHECK(s.size() == 41);
   }
 
   // HashFields against a std::map model: set/set_if_absent/get/erase, iteration, uniform random
