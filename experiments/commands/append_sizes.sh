@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# APPEND's server CPU per operation as the value grows from 256 B to 1 MB (issue 40: "flat within
+# 20 %"), kvlab-server `--threads 1` against redis-server, side by side.
+#
+#   experiments/commands/append_sizes.sh [--reps N] [--keys K] [--max-size 1m] [--baseline BINARY]
+#
+# Every server is flushed and filled with K keys (default 1,024) of 256 bytes; then values grow by
+# doubling windows: in the window that starts at size S, `kvlab load` sends K * S / 256 APPENDs of
+# 256 bytes over the keys in sequence (one connection, pipeline 30), so that every value grows
+# from S to 2 S; the last window ends at --max-size. The key count stays the same in every window,
+# so only the value size changes. The server's CPU time in the window (the sum of its threads'
+# run time from /proc/PID/task/*/schedstat, in ns, so that the small windows are measurable),
+# less the server's idle CPU rate (measured over 2 s before the windows: timers, cron) times the
+# window's wall time, divided by the APPENDs, is the cost per operation at size S, reallocations
+# included. Each
+# repetition runs every server once, in rotated order; the result is the median over repetitions
+# per window and, per server, the ratio of the largest to the smallest of those medians (1.20 =
+# "flat within 20 %").
+# Output: experiments/results/append-sizes/TIMESTAMP/results.csv and summary.md.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+export KVLAB_ROOT="$root"
+exec /usr/bin/python3 - "$@" <<'PY'
+import argparse, csv, datetime, os, socket, statistics, subprocess, time
+
+root = os.environ["KVLAB_ROOT"]
+ap = argparse.ArgumentParser(prog="experiments/commands/append_sizes.sh")
+ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--keys", type=int, default=1024)
+ap.add_argument("--max-size", default="1m", help="the size the last window ends at")
+ap.add_argument("--kvlab-server", default=f"{root}/build/server/kvlab-server")
+ap.add_argument("--kvlab", default=f"{root}/build/tools/cli/kvlab")
+ap.add_argument("--baseline", default=None, help="a second kvlab-server binary ('base')")
+args = ap.parse_args()
+
+
+def size_of(text):
+    t = text.strip().lower()
+    mult = {"k": 1024, "m": 1024 * 1024}.get(t[-1:], 1)
+    return int(t[:-1] if t[-1:] in "km" else t) * mult
+
+
+sizes = []
+s = 256
+while s * 2 <= size_of(args.max_size):
+    sizes.append(s)
+    s *= 2
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def cpu_seconds(pid):
+    """The run time of every thread of pid, in seconds (schedstat: ns on the CPU)."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+class Server:
+    def __init__(self, name, argv, port):
+        self.name, self.port = name, port
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if self.cli("PING") == "PONG":
+                return
+            time.sleep(0.05)
+        raise SystemExit(f"{name} did not start")
+
+    def cli(self, *words):
+        r = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True,
+                           text=True)
+        return r.stdout.strip()
+
+    def settle(self):
+        """Waits until the server's CPU time stops moving (kvlab-server frees a flushed keyspace
+        a little later, through its reclamation)."""
+        last, deadline = cpu_seconds(self.proc.pid), time.monotonic() + 10
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            now = cpu_seconds(self.proc.pid)
+            if now == last:
+                return
+            last = now
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=20)
+
+
+def load(server, *extra):
+    subprocess.run([args.kvlab, "load", "--port", str(server.port), "-t", "1", "-c", "1",
+                    "--pipeline", "30", "-q", *extra], capture_output=True, check=True)
+
+
+servers = []
+try:
+    p = free_port()
+    servers.append(Server("redis", ["redis-server", "--port", str(p), "--bind", "127.0.0.1",
+                                    "--save", "", "--appendonly", "no"], p))
+    p = free_port()
+    servers.append(Server("kvlab-t1", [args.kvlab_server, "--port", str(p), "--threads", "1"], p))
+    if args.baseline:
+        p = free_port()
+        servers.append(Server("base-t1", [args.baseline, "--port", str(p), "--threads", "1"], p))
+    stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
+    out_dir = os.path.join(root, "experiments", "results", "append-sizes", stamp)
+    os.makedirs(out_dir, exist_ok=True)
+    load_before = os.getloadavg()[0]
+    rows = []
+    keys = args.keys
+    for rep in range(args.reps):
+        order = servers[rep % len(servers):] + servers[:rep % len(servers)]
+        for srv in order:
+            srv.cli("FLUSHALL")
+            srv.settle()
+            load(srv, "--keys", str(keys), "--data-size", "256", "--prefill", "--requests", "1")
+            srv.settle()
+            idle0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+            time.sleep(2)
+            idle_rate = (cpu_seconds(srv.proc.pid) - idle0) / (time.monotonic() - t0)
+            for size in sizes:
+                appends = keys * size // 256
+                before, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+                load(srv, "--keys", str(keys), "--key-pattern", "sequential", "--data-size", "256",
+                     "--requests", str(appends), "--command", "APPEND __key__ __data__")
+                cpu = cpu_seconds(srv.proc.pid) - before - idle_rate * (time.monotonic() - t0)
+                rows.append({"rep": rep, "size": size, "keys": keys, "appends": appends,
+                             "server": srv.name, "cpu_s": round(cpu, 6),
+                             "us_per_append": round(cpu / appends * 1e6, 4)})
+                print(f"rep {rep} size {size} {srv.name}: {rows[-1]['us_per_append']} us/APPEND",
+                      flush=True)
+            srv.cli("FLUSHALL")
+    with open(os.path.join(out_dir, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    lines = [f"# APPEND's server CPU per operation by value size ({stamp}; {args.reps} repetitions, "
+             f"medians; {args.keys} keys, values growing from each size to twice it; load average "
+             f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after)", "",
+             "| size | keys | APPENDs | " + " | ".join(f"{s.name} µs/APPEND" for s in servers)
+             + " |", "|---|---|---|" + "---|" * len(servers)]
+    med = {}
+    for size in sizes:
+        cells = []
+        for srv in servers:
+            v = [r["us_per_append"] for r in rows if r["size"] == size and r["server"] == srv.name]
+            med[(size, srv.name)] = statistics.median(v)
+            cells.append(f"{med[(size, srv.name)]:.3f}")
+        r0 = next(r for r in rows if r["size"] == size)
+        lines.append(f"| {size} | {r0['keys']} | {r0['appends']} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for srv in servers:
+        vals = [med[(s, srv.name)] for s in sizes]
+        lines.append(f"- {srv.name}: largest / smallest median {max(vals) / min(vals):.2f}")
+    open(os.path.join(out_dir, "summary.md"), "w").write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nraw: {out_dir}/results.csv")
+finally:
+    for s in servers:
+        s.stop()
+PY
