@@ -183,7 +183,8 @@ void srandmember_cmd(CommandContext& ctx) {
 
 enum class SetOp { kInter, kUnion, kDiff };
 
-// compute() without the final encoding of its result.
+// compute() without the final encoding of its result. `limit` (> 0) stops an intersection once
+// it has that many members (SINTERCARD).
 bool compute_members(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last,
                      ObjectRef* out, std::size_t limit) {
   *out = ObjectRef(SetObject::make());
@@ -261,11 +262,9 @@ bool compute_members(CommandContext& ctx, SetOp op, std::size_t first, std::size
 
 // Computes op over the sets at argv[first..] into a fresh, unpublished SetObject, encoded as Redis
 // encodes the result it builds (MemberSet::encode_from_contents). Each source is read under its
-// own lock. Returns false after WRONGTYPE has been replied. `limit` (> 0) stops an intersection
-// once it has that many members (SINTERCARD).
-bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last, ObjectRef* out,
-             std::size_t limit = 0) {
-  if (!compute_members(ctx, op, first, last, out, limit)) return false;
+// own lock. Returns false after WRONGTYPE has been replied.
+bool compute(CommandContext& ctx, SetOp op, std::size_t first, std::size_t last, ObjectRef* out) {
+  if (!compute_members(ctx, op, first, last, out, 0)) return false;
   as_container<SetObject>(*out)->data.encode_from_contents();
   return true;
 }
@@ -342,8 +341,9 @@ void sintercard_cmd(CommandContext& ctx) {
     }
   }
   if (p.reply_error(ctx.reply)) return;
-  ObjectRef ref;
-  if (!compute(ctx, SetOp::kInter, 2, 1 + numkeys, &ref, static_cast<std::size_t>(limit))) return;
+  ObjectRef ref;  // only counted: its encoding is never seen, so compute_members() suffices
+  if (!compute_members(ctx, SetOp::kInter, 2, 1 + numkeys, &ref, static_cast<std::size_t>(limit)))
+    return;
   ctx.reply.integer(static_cast<std::int64_t>(as_container<SetObject>(ref)->data.size()));
 }
 
