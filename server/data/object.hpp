@@ -18,6 +18,13 @@
 //   publish the longer length: a key appended to n times copies O(total bytes), not O(n^2). The
 //   bytes below the published length never change, so a reader needs no lock: it loads the length
 //   once (acquire) and reads that many bytes, a consistent prefix of the value.
+// - Long strings grow where they are. From kMapMin bytes on, APPEND's successor is the start of
+//   a mapping of its own (pool::map_block) that reserves kMapAhead times its length of address
+//   space; pages are committed only as appends reach them. Copying into a fresh block at every
+//   doubling touched about four bytes of new memory per byte appended, and a new page's first
+//   touch is what a growing value costs most (experiments/commands/README.md, "APPEND by value
+//   size"); in place, a page is touched once, and a copy happens only when the reservation is
+//   full (every kMapAhead-fold growth). Readers are unaffected: the Object never moves.
 // - Container types. `ObjectType` tags the payload; lists, sets, hashes, sorted sets and streams
 //   are Objects whose payload is a container carrying its own synchronization
 //   (server/data/container.hpp): the handle is still immutable, the container behind it is mutated under
@@ -33,6 +40,9 @@
 //    admits, before the release store of size_ that covers them.
 // 3. capacity() is fixed at construction; a string is growable (capacity() may exceed size_) only
 //    when built by make_growable(); every other Object has capacity() == size_ at all times.
+// 4. A mapped string (mapped()) was written only below its length: bytes [size_, capacity())
+//    are still the zero pages mmap gave, since size_ only grows (no operation shortens a string
+//    in place).
 #pragma once
 
 #include <atomic>
@@ -91,6 +101,9 @@ class Object {
   // encoding's step, never above max_cap (the caller's string limit) unless a + b is longer.
   static Object* make_growable(std::string_view a, std::string_view b, std::size_t max_cap) {
     const std::size_t n = a.size() + b.size();
+    if (n >= kMapMin) {
+      if (Object* o = make_mapped(a, b, max_cap)) return o;
+    }
     std::size_t want = n < kGrowLinear ? 2 * n : n + kGrowLinear;
     if (want > max_cap) want = max_cap > n ? max_cap : n;
     if (want < kMinGrowable) want = kMinGrowable;
@@ -113,7 +126,14 @@ class Object {
   std::size_t size() const { return size_.load(std::memory_order_acquire); }
   // Bytes the payload may hold (invariant 3).
   std::size_t capacity() const {
-    return cap_mult_ == 0 ? size() : decode_capacity({cap_shift_, cap_mult_}) - sizeof(Object);
+    return cap_mult_ == 0 ? size() : decode_capacity(cap_code()) - sizeof(Object);
+  }
+  // Whether the Object starts a mapping of its own (make_mapped()).
+  bool mapped() const { return (cap_shift_ & kMappedBit) != 0; }
+  // The memory the string holds, as used_memory counts it: its allocation or, when mapped, the
+  // pages its bytes reach (the rest of the reservation is not committed).
+  std::size_t footprint() const {
+    return mapped() ? mapped_bytes(size()) : sizeof(Object) + capacity();
   }
   // Whether this thread may append add in place now. REQUIRES (for a true answer to be acted on):
   // the caller holds the backend's write lock of the one key whose stored Value references this
@@ -133,9 +153,12 @@ class Object {
     // relaxed: only writers change size_ and they are serialized by the key's lock, whose
     // acquire orders this load after the previous writer's store.
     const std::uint32_t n = size_.load(std::memory_order_relaxed);
-    if (zeros != 0) std::memset(bytes() + n, 0, zeros);
+    const bool map = mapped();
+    if (zeros != 0 && !map) std::memset(bytes() + n, 0, zeros);  // mapped: zero (invariant 4)
     if (!add.empty()) std::memcpy(bytes() + n + zeros, add.data(), add.size());
     const auto m = static_cast<std::uint32_t>(n + zeros + add.size());
+    if (map && mapped_bytes(m) != mapped_bytes(n))
+      pool::count_mapped(mapped_bytes(m) - mapped_bytes(n));
     // release: the bytes written above happen before any reader's acquire load of m (invariant 2).
     size_.store(m, std::memory_order_release);
     return m;
@@ -161,6 +184,12 @@ class Object {
         return;
       }
       const std::size_t bytes = sizeof(Object) + capacity();
+      if (mapped()) {
+        const std::size_t used = mapped_bytes(size());
+        this->~Object();
+        pool::unmap_block(this, bytes, used);
+        return;
+      }
       this->~Object();
       pool::deallocate(this, bytes);
     }
@@ -175,6 +204,16 @@ class Object {
  private:
   static constexpr std::size_t kGrowLinear = 1024 * 1024;
   static constexpr std::size_t kMinGrowable = 16;
+  // Growable strings of at least kMapMin bytes are mapped, with room for kMapAhead times their
+  // length (capped by the caller's string limit). 32 KiB: eight pages, where a block's first
+  // touch outweighs the mmap/munmap pair; 16-fold: a copy per four doublings, at a cost of
+  // address space only (at most pool::kMaxMappedBytes in all).
+  static constexpr std::size_t kMapMin = 32 * 1024;
+  static constexpr std::size_t kMapAhead = 16;
+  static constexpr std::size_t kMapFirst = std::size_t{8} << 20;
+  static constexpr std::size_t kPage = 4096;
+  // cap_shift_'s top bit marks a mapped Object; the shift itself stays below 64.
+  static constexpr std::uint8_t kMappedBit = 0x80;
   // The allocation's size (header included) as mult << shift, mult < 2^16, rounded up: 24 bits in
   // the header's padding. mult == 0 marks an exact-size Object (capacity() == size()).
   struct CapCode {
@@ -193,6 +232,36 @@ class Object {
     return {shift, static_cast<std::uint16_t>(mult)};
   }
   static std::size_t decode_capacity(CapCode c) { return std::size_t{c.mult} << c.shift; }
+  CapCode cap_code() const {
+    return {static_cast<std::uint8_t>(cap_shift_ & ~kMappedBit), cap_mult_};
+  }
+  // The bytes of a mapped string of length n that count as used: the pages its header and bytes
+  // reach.
+  static std::size_t mapped_bytes(std::size_t n) {
+    return (sizeof(Object) + n + kPage - 1) / kPage * kPage;
+  }
+  // make_growable()'s mapped form: a reservation of kMapAhead times the length (at most max_cap,
+  // and never less than the length), or nullptr when the mapping budget is spent or mmap fails.
+  static Object* make_mapped(std::string_view a, std::string_view b, std::size_t max_cap) {
+    const std::size_t n = a.size() + b.size();
+    std::size_t want = n <= max_cap / kMapAhead ? n * kMapAhead : max_cap;
+    if (want < kMapFirst) want = kMapFirst < max_cap ? kMapFirst : max_cap;
+    if (want < n) want = n;
+    // Whole pages, so that the reservation's last page is all payload; the capacity code must
+    // name the mapping's length exactly (munmap gets it back from there).
+    std::size_t total = (sizeof(Object) + want + kPage - 1) / kPage * kPage;
+    CapCode code = encode_capacity(total);
+    total = decode_capacity(code);
+    if (total % kPage != 0) return nullptr;  // not a whole number of pages: use the heap
+    void* p = pool::map_block(total, mapped_bytes(n));
+    if (p == nullptr) return nullptr;
+    auto* o = new (p) Object(ObjectType::kString, n);
+    o->cap_shift_ = static_cast<std::uint8_t>(code.shift | kMappedBit);
+    o->cap_mult_ = code.mult;
+    if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
+    if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
+    return o;
+  }
 
   std::atomic<std::uint32_t> refs_{1};
   std::atomic<std::uint32_t> size_;  // invariant 2

@@ -42,7 +42,7 @@ std::uint64_t hash_key(std::string_view key) {
 // What deleting a key with this value frees, roughly: the name, the Object and the entry.
 std::size_t estimate_bytes(std::string_view key, const Value& v) {
   std::size_t obj = 256;  // a container: its payload is not walked here
-  if (v.obj && v.obj->type() == ObjectType::kString) obj = sizeof(Object) + v.obj->capacity();
+  if (v.obj && v.obj->type() == ObjectType::kString) obj = v.obj->footprint();
   return key.size() + obj + 64;
 }
 

@@ -117,6 +117,35 @@ inline std::size_t large_bytes() {
   return v < 0 ? 0 : static_cast<std::size_t>(v);
 }
 
+// Mapped blocks: a large block that is meant to grow in place (server/data/object.hpp's long
+// growable strings). Each is a private anonymous mapping of its own, reserved with MAP_NORESERVE
+// so that a page costs memory only once it is touched: the reservation can run far ahead of the
+// bytes in use, and the block grows into it with no copy and no page touched twice. Freed with
+// munmap, on any thread. Accounting: large_bytes() counts what the owner declares in use (its
+// touched pages), not the reservation; the owner adds to it with count_mapped() as it grows and
+// passes what it counted back to unmap_block().
+// Budget: at most kMaxMappedBlocks blocks (each is a kernel mapping, and vm.max_map_count, 65,530
+// by default, bounds those for the whole process, the allocator's own included) and
+// kMaxMappedBytes of address space in all; past either, or when mmap fails, map_block() answers
+// nullptr and the caller uses allocate(), which always works as before.
+inline constexpr std::size_t kMaxMappedBlocks = 16384;
+inline constexpr std::size_t kMaxMappedBytes = std::size_t{16} << 40;  // 16 TiB of the 128 TiB
+
+// A block of n bytes (n a multiple of 4 KiB) whose first `counted` bytes are added to
+// large_bytes(); nullptr when the budget above is spent or mmap fails. Never throws.
+void* map_block(std::size_t n, std::size_t counted) noexcept;
+// Unmaps a block from map_block(p's n) and subtracts `counted` from large_bytes().
+void unmap_block(void* p, std::size_t n, std::size_t counted) noexcept;
+// A mapped block's owner now uses delta more bytes (large_bytes()).
+inline void count_mapped(std::size_t delta) noexcept {
+  // relaxed: a statistic, as every update of g_large_bytes.
+  detail::g_large_bytes.fetch_add(static_cast<std::int64_t>(delta), std::memory_order_relaxed);
+}
+// Mapped blocks now live (tests, diagnostics).
+std::size_t mapped_blocks() noexcept;
+// Tests: caps the number of live mapped blocks at `blocks` (kMaxMappedBlocks to restore it).
+void set_mapped_block_limit(std::size_t blocks) noexcept;
+
 // The usable size of a block from allocate(n): n rounded up to its class, or n above kMaxSize.
 constexpr std::size_t class_size(std::size_t n) {
   return n > kMaxSize ? n : detail::class_bytes(detail::class_of(n));

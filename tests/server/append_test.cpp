@@ -195,6 +195,39 @@ TEST_SUITE("server") {
     CHECK(c("GET k").str == "aaaabbbbccccdddd");
   }
 
+  // A value past 32 KiB grows in a mapping of its own (server/data/object.hpp): its bytes, a
+  // SETRANGE past its end (the gap is zero without a memset) and used_memory, which counts the
+  // pages the value reaches and not its 8 MiB reservation.
+  TEST_CASE("a long value grows in place: bytes, zero fill and used_memory") {
+    kvtest::ServerProcess s({"--threads", "1", "--maxmemory", "1gb"});
+    Client c(s.port());
+    auto used = [&] {
+      const std::string text = c("INFO memory").str;
+      const std::size_t at = text.find("used_memory:");
+      REQUIRE(at != std::string::npos);
+      return std::stoll(text.substr(at + 12));
+    };
+    CHECK(c.cmd({"SET", "k", std::string(40000, 'a')}).is_status("OK"));
+    const long long before = used();
+    std::string model(40000, 'a');
+    for (int i = 0; i < 64; ++i) {
+      const std::string add(16384, static_cast<char>('b' + i % 20));
+      REQUIRE(c.cmd({"APPEND", "k", add}).integer == static_cast<long long>(model.size() + add.size()));
+      model += add;
+    }
+    CHECK(c("GET k").str == model);  // about 1 MiB
+    // The first APPEND left the 40 KB string behind; the value now holds about 1 MiB more.
+    const long long grown = used() - before;
+    CHECK(grown > 900000);
+    CHECK(grown < 1500000);
+    CHECK(c.cmd({"SETRANGE", "k", std::to_string(model.size() + 100000), "xyz"}).integer ==
+          static_cast<long long>(model.size() + 100003));
+    model += std::string(100000, '\0') + "xyz";
+    CHECK(c("GET k").str == model);
+    CHECK(c("DEL k").integer == 1);
+    CHECK(used() - before < 200000);
+  }
+
   TEST_CASE("APPEND keeps the 512 MB limit") {
     kvtest::ServerProcess s({"--threads", "1"});
     Client c(s.port());

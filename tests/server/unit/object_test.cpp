@@ -1,0 +1,160 @@
+// Unit tests of the string Object (server/data/object.hpp): growable strings on the heap and in
+// mappings of their own, appends in place against a std::string model, the zero fill past the
+// end, the memory they count in pool::large_bytes() (used_memory) and the fallback to the heap
+// when the mapping budget is spent. No server, no sockets.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "server/data/object.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <random>
+#include <string>
+
+#include "structures/common/pool.hpp"
+
+namespace kvlab::server {
+// Only strings are built here; a container Object never reaches release().
+void destroy_container(Object*) noexcept { std::abort(); }
+}  // namespace kvlab::server
+
+using kvlab::server::Object;
+namespace pool = kvlab::pool;
+
+namespace {
+
+constexpr std::size_t kLimit = std::size_t{512} << 20;  // proto-max-bulk-len's default
+constexpr std::size_t kPage = 4096;
+
+// What a mapped string of n bytes counts as used: the pages its 16-byte header and bytes reach.
+std::size_t pages_of(std::size_t n) {
+  return (sizeof(Object) + n + kPage - 1) / kPage * kPage;
+}
+
+std::string filler(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>('a' + rng() % 26);
+  return s;
+}
+
+// Appends add to o in place when it fits, else to a new growable copy (as APPEND does); returns
+// the Object that now holds the value.
+Object* append(Object* o, std::string_view add, std::size_t limit = kLimit) {
+  if (o->appendable(add.size())) {
+    o->append_in_place(add);
+    return o;
+  }
+  Object* next = Object::make_growable(o->str(), add, limit);
+  o->release();
+  return next;
+}
+
+}  // namespace
+
+TEST_SUITE("server") {
+  TEST_CASE("growable strings are mapped from 32 KiB on, with room ahead of them") {
+    const std::string small = filler(20000, 1), large = filler(40000, 2);
+    Object* h = Object::make_growable(small, "x", kLimit);
+    CHECK_FALSE(h->mapped());
+    CHECK(h->capacity() >= 2 * h->size());
+    CHECK(h->str() == small + "x");
+    Object* m = Object::make_growable(large, "y", kLimit);
+    CHECK(m->mapped());
+    CHECK(m->str() == large + "y");
+    CHECK(m->capacity() >= 16 * m->size());  // kMapAhead
+    CHECK(m->capacity() >= (std::size_t{8} << 20) - sizeof(Object));  // kMapFirst
+    CHECK((sizeof(Object) + m->capacity()) % kPage == 0);
+    h->release();
+    m->release();
+  }
+
+  TEST_CASE("appends to a mapped string keep every byte and count only the pages they reach") {
+    const std::size_t before = pool::large_bytes(), blocks = pool::mapped_blocks();
+    std::string model = filler(40000, 3);
+    Object* o = Object::make_growable(model, {}, kLimit);
+    REQUIRE(o->mapped());
+    CHECK(pool::mapped_blocks() == blocks + 1);
+    CHECK(pool::large_bytes() - before == pages_of(model.size()));
+    Object* const first = o;
+    std::mt19937 rng(4);
+    for (int i = 0; i < 2000; ++i) {
+      const std::string add = filler(1 + rng() % 700, static_cast<unsigned>(i));
+      o = append(o, add);
+      model += add;
+      REQUIRE(o->size() == model.size());
+      REQUIRE(pool::large_bytes() - before == pages_of(model.size()));
+    }
+    CHECK(o == first);  // about 700 KB appended within the reservation: never copied
+    CHECK(o->str() == model);
+    CHECK(o->footprint() == pages_of(model.size()));
+    o->release();
+    CHECK(pool::large_bytes() == before);
+    CHECK(pool::mapped_blocks() == blocks);
+  }
+
+  TEST_CASE("a full reservation moves the value to a new, larger one") {
+    // A 60 KB string limit: the reservation is capped near it, so it fills.
+    constexpr std::size_t limit = 60000;
+    const std::size_t before = pool::large_bytes();
+    std::string model = filler(33000, 5);
+    Object* o = Object::make_growable(model, {}, limit);
+    REQUIRE(o->mapped());
+    CHECK(o->capacity() >= limit);
+    CHECK(o->capacity() < limit + kPage);
+    Object* const first = o;
+    while (model.size() + 1000 <= limit) {
+      const std::string add = filler(1000, static_cast<unsigned>(model.size()));
+      o = append(o, add, limit);
+      model += add;
+    }
+    CHECK(o == first);
+    const std::string tail = filler(5000, 6);  // past the reservation (and the limit: the
+    o = append(o, tail, limit);                // caller checks that, not the Object)
+    model += tail;
+    CHECK(o != first);
+    CHECK(o->mapped());
+    CHECK(o->str() == model);
+    CHECK(pool::large_bytes() - before == pages_of(model.size()));
+    o->release();
+    CHECK(pool::large_bytes() == before);
+  }
+
+  TEST_CASE("zero fill past the end of a string, mapped or not") {
+    for (const std::size_t n : {std::size_t{1000}, std::size_t{50000}}) {
+      CAPTURE(n);
+      // A heap block that held other bytes before: the fill must write its zeros.
+      Object* junk = Object::make_growable(std::string(2 * n, '#'), {}, kLimit);
+      junk->release();
+      const std::string head = filler(n, 7);
+      Object* o = Object::make_growable(head, {}, kLimit);
+      const std::size_t gap = o->capacity() - n - 3 < 300000 ? o->capacity() - n - 3 : 300000;
+      REQUIRE(o->appendable(gap + 3));
+      o->append_in_place("end", gap);
+      const std::string_view v = o->str();
+      REQUIRE(v.size() == n + gap + 3);
+      CHECK(v.substr(0, n) == head);
+      CHECK(v.substr(n, gap).find_first_not_of('\0') == std::string_view::npos);
+      CHECK(v.substr(n + gap) == "end");
+      o->release();
+    }
+  }
+
+  TEST_CASE("with the mapping budget spent, long strings grow on the heap") {
+    const std::size_t blocks = pool::mapped_blocks(), before = pool::large_bytes();
+    pool::set_mapped_block_limit(blocks);
+    const std::string large = filler(100000, 8);
+    Object* o = Object::make_growable(large, "z", kLimit);
+    CHECK_FALSE(o->mapped());
+    CHECK(o->str() == large + "z");
+    CHECK(o->capacity() >= 2 * o->size());
+    CHECK(pool::mapped_blocks() == blocks);
+    pool::set_mapped_block_limit(pool::kMaxMappedBlocks);
+    Object* m = Object::make_growable(large, "z", kLimit);
+    CHECK(m->mapped());
+    o->release();
+    m->release();
+    CHECK(pool::large_bytes() == before);
+    CHECK(pool::mapped_blocks() == blocks);
+  }
+}
