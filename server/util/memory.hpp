@@ -17,7 +17,8 @@
 // folds it into one global atomic when it passes ±kFlushBytes, so an allocation costs a
 // malloc_usable_size() call and a thread-local add; the global line is written once per 32 KiB
 // of net allocation. A reader therefore sees the total up to kFlushBytes per thread stale, and a
-// thread that exits loses its unfolded delta (at most kFlushBytes).
+// thread that exits loses its unfolded delta (at most kFlushBytes). pool::large_bytes() is
+// counted the same way (up to 32 KiB per thread stale; folded at thread exit).
 #pragma once
 
 #include <cstddef>

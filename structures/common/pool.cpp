@@ -46,7 +46,7 @@ void* map_block(std::size_t n, std::size_t counted) noexcept {
 
 void unmap_block(void* p, std::size_t n, std::size_t counted) noexcept {
   ::munmap(p, n);
-  detail::g_large_bytes.fetch_sub(static_cast<std::int64_t>(counted), std::memory_order_relaxed);
+  detail::count_large(-static_cast<std::int64_t>(counted));
   g_mapped_bytes.fetch_sub(n, std::memory_order_relaxed);
   g_mapped_blocks.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -84,6 +84,7 @@ void drain() noexcept {
 
 void close() noexcept {
   drain();
+  fold_large_bytes();
   detail::tls.state = detail::kClosed;
 }
 

@@ -97,21 +97,47 @@ inline thread_local constinit Cache tls{};
 void activate() noexcept;
 
 // Bytes in blocks above kMaxSize now allocated (the server's used_memory adds them: they bypass
-// operator new). relaxed: a statistic; one add per large block, small next to its memcpy.
+// operator new). Each thread adds to its own t_large_delta and folds it into g_large_bytes when
+// it passes ±kLargeFold, as server/util/memory.cpp counts: one add to the shared line on every
+// block above 512 B moved that line between the workers on every such SET (the shared-mode audit,
+// papers/execution-models-plan.md §5 row 11). So large_bytes() is up to kLargeFold per thread
+// stale, and a thread that exits without close() loses its unfolded delta.
+// relaxed: a statistic; nothing is published through it.
 inline std::atomic<std::int64_t> g_large_bytes{0};
+inline constexpr std::int64_t kLargeFold = 32 * 1024;
+inline thread_local constinit std::int64_t t_large_delta = 0;
+
+inline void count_large(std::int64_t delta) noexcept {
+  const std::int64_t v = t_large_delta + delta;
+  if (v >= kLargeFold || v <= -kLargeFold) {
+    g_large_bytes.fetch_add(v, std::memory_order_relaxed);  // relaxed: see g_large_bytes
+    t_large_delta = 0;
+  } else {
+    t_large_delta = v;
+  }
+}
 
 // Blocks above kMaxSize: malloc, or calloc when zeroed (its fresh pages are zero without a
 // write, so a large zeroed block costs no memset and commits only what is touched).
 inline void* allocate_large(std::size_t n, bool zeroed) {
   void* p = zeroed ? std::calloc(1, n) : std::malloc(n);
   if (p == nullptr) throw std::bad_alloc();
-  g_large_bytes.fetch_add(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+  count_large(static_cast<std::int64_t>(n));
   return p;
 }
 
 }  // namespace detail
 
-// Bytes now allocated in blocks above kMaxSize (see detail::g_large_bytes).
+// Folds the calling thread's share of large_bytes() into the total now (close() does it at
+// thread exit; tests call it before reading an exact figure).
+inline void fold_large_bytes() noexcept {
+  // relaxed: see g_large_bytes.
+  detail::g_large_bytes.fetch_add(detail::t_large_delta, std::memory_order_relaxed);
+  detail::t_large_delta = 0;
+}
+
+// Bytes now allocated in blocks above kMaxSize (see detail::g_large_bytes): up to
+// detail::kLargeFold per thread stale.
 inline std::size_t large_bytes() {
   const std::int64_t v = detail::g_large_bytes.load(std::memory_order_relaxed);  // a statistic
   return v < 0 ? 0 : static_cast<std::size_t>(v);
@@ -138,8 +164,7 @@ void* map_block(std::size_t n, std::size_t counted) noexcept;
 void unmap_block(void* p, std::size_t n, std::size_t counted) noexcept;
 // A mapped block's owner now uses delta more bytes (large_bytes()).
 inline void count_mapped(std::size_t delta) noexcept {
-  // relaxed: a statistic, as every update of g_large_bytes.
-  detail::g_large_bytes.fetch_add(static_cast<std::int64_t>(delta), std::memory_order_relaxed);
+  detail::count_large(static_cast<std::int64_t>(delta));
 }
 // Mapped blocks now live (tests, diagnostics).
 std::size_t mapped_blocks() noexcept;
@@ -182,7 +207,7 @@ inline void* allocate_zeroed(std::size_t n) {
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 inline void deallocate(void* p, std::size_t n) noexcept {
   if (n > kMaxSize) {
-    detail::g_large_bytes.fetch_sub(static_cast<std::int64_t>(n), std::memory_order_relaxed);
+    detail::count_large(-static_cast<std::int64_t>(n));
     return std::free(p);
   }
   if constexpr (kBypass) return ::operator delete(p);

@@ -1,6 +1,6 @@
 // Unit tests of the string Object (server/data/object.hpp): growable strings on the heap and in
 // mappings of their own, appends in place against a std::string model, the zero fill past the
-// end, the memory they count in pool::large_bytes() (used_memory) and the fallback to the heap
+// end, the memory they count in large_bytes() (used_memory) and the fallback to the heap
 // when the mapping budget is spent. No server, no sockets.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "server/data/object.hpp"
@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "structures/common/pool.hpp"
 
@@ -29,6 +30,12 @@ constexpr std::size_t kPage = 4096;
 // What a mapped string of n bytes counts as used: the pages its 16-byte header and bytes reach.
 std::size_t pages_of(std::size_t n) {
   return (sizeof(Object) + n + kPage - 1) / kPage * kPage;
+}
+
+// large_bytes() with this thread's share folded in (it is otherwise up to 32 KiB stale).
+std::size_t large_bytes() {
+  pool::fold_large_bytes();
+  return pool::large_bytes();
 }
 
 std::string filler(std::size_t n, unsigned seed) {
@@ -70,12 +77,12 @@ TEST_SUITE("server") {
   }
 
   TEST_CASE("appends to a mapped string keep every byte and count only the pages they reach") {
-    const std::size_t before = pool::large_bytes(), blocks = pool::mapped_blocks();
+    const std::size_t before = large_bytes(), blocks = pool::mapped_blocks();
     std::string model = filler(40000, 3);
     Object* o = Object::make_growable(model, {}, kLimit);
     REQUIRE(o->mapped());
     CHECK(pool::mapped_blocks() == blocks + 1);
-    CHECK(pool::large_bytes() - before == pages_of(model.size()));
+    CHECK(large_bytes() - before == pages_of(model.size()));
     Object* const first = o;
     std::mt19937 rng(4);
     for (int i = 0; i < 2000; ++i) {
@@ -83,20 +90,20 @@ TEST_SUITE("server") {
       o = append(o, add);
       model += add;
       REQUIRE(o->size() == model.size());
-      REQUIRE(pool::large_bytes() - before == pages_of(model.size()));
+      REQUIRE(large_bytes() - before == pages_of(model.size()));
     }
     CHECK(o == first);  // about 700 KB appended within the reservation: never copied
     CHECK(o->str() == model);
     CHECK(o->footprint() == pages_of(model.size()));
     o->release();
-    CHECK(pool::large_bytes() == before);
+    CHECK(large_bytes() == before);
     CHECK(pool::mapped_blocks() == blocks);
   }
 
   TEST_CASE("a full reservation moves the value to a new, larger one") {
     // A 60 KB string limit: the reservation is capped near it, so it fills.
     constexpr std::size_t limit = 60000;
-    const std::size_t before = pool::large_bytes();
+    const std::size_t before = large_bytes();
     std::string model = filler(33000, 5);
     Object* o = Object::make_growable(model, {}, limit);
     REQUIRE(o->mapped());
@@ -115,9 +122,9 @@ TEST_SUITE("server") {
     CHECK(o != first);
     CHECK(o->mapped());
     CHECK(o->str() == model);
-    CHECK(pool::large_bytes() - before == pages_of(model.size()));
+    CHECK(large_bytes() - before == pages_of(model.size()));
     o->release();
-    CHECK(pool::large_bytes() == before);
+    CHECK(large_bytes() == before);
   }
 
   TEST_CASE("zero fill past the end of a string, mapped or not") {
@@ -140,8 +147,23 @@ TEST_SUITE("server") {
     }
   }
 
+  // Each thread counts its large blocks in a thread-local delta (pool.hpp); a worker that exits
+  // folds it into the total (pool::close at thread exit), so used_memory keeps the blocks it left.
+  TEST_CASE("a thread's share of large_bytes() is folded in when it exits") {
+    const std::size_t before = large_bytes();
+    void* block = nullptr;
+    std::thread t([&] {
+      pool::deallocate(pool::allocate(64), 64);  // a cached block: the exit drain is registered
+      block = pool::allocate(10000);             // under the fold threshold: stays thread-local
+    });
+    t.join();
+    CHECK(pool::large_bytes() == before + 10000);
+    pool::deallocate(block, 10000);
+    CHECK(large_bytes() == before);
+  }
+
   TEST_CASE("with the mapping budget spent, long strings grow on the heap") {
-    const std::size_t blocks = pool::mapped_blocks(), before = pool::large_bytes();
+    const std::size_t blocks = pool::mapped_blocks(), before = large_bytes();
     pool::set_mapped_block_limit(blocks);
     const std::string large = filler(100000, 8);
     Object* o = Object::make_growable(large, "z", kLimit);
@@ -154,7 +176,7 @@ TEST_SUITE("server") {
     CHECK(m->mapped());
     o->release();
     m->release();
-    CHECK(pool::large_bytes() == before);
+    CHECK(large_bytes() == before);
     CHECK(pool::mapped_blocks() == blocks);
   }
 }
