@@ -122,6 +122,17 @@ bool Server::start(const std::vector<std::vector<unsigned>>& worker_cpus,
     }
     workers_.push_back(std::move(w));
   }
+  // Listen only once every worker is built: a socket joins the SO_REUSEPORT group at listen(),
+  // and a client that connects while some workers are still building (a large bounded inbox
+  // takes a while) would otherwise land on the first listeners only, all of its connections
+  // on one worker.
+  for (unsigned i = 0; i < n; ++i) {
+    std::string error;
+    if (!workers_[i]->listen(&error)) {
+      std::fprintf(stderr, "kvlab-server: %s\n", error.c_str());
+      return false;
+    }
+  }
   for (unsigned i = 0; i < n; ++i)
     workers_[i]->start(i < worker_cpus.size() ? worker_cpus[i] : std::vector<unsigned>{});
   // Wait (bounded) until every worker has reported the CPU it runs on, for the start-up log.

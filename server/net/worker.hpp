@@ -123,9 +123,13 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Opens the listener (SO_REUSEPORT on config bind:port) and the epoll set. False on failure,
-  // with *error filled.
+  // Binds the listener (SO_REUSEPORT on config bind:port) and builds the inbox and the epoll
+  // set; the socket does not take connections until listen(). False on failure, with *error
+  // filled.
   bool open(std::string* error);
+  // Puts the bound listener into the port's SO_REUSEPORT group: from here the kernel hands it a
+  // share of new connections (queued in the backlog until the thread runs).
+  bool listen(std::string* error);
   // Starts the thread; it binds itself to cpus (if any) first.
   void start(std::vector<unsigned> cpus);
   void wake();  // any thread

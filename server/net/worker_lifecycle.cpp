@@ -124,8 +124,7 @@ bool Worker::open(std::string* error) {
   int one = 1;
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
-      ::listen(listen_fd_, 511) != 0) {
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), len) != 0) {
     *error = "cannot listen on " + where + ": " + std::strerror(errno);
     return false;
   }
@@ -148,6 +147,14 @@ bool Worker::open(std::string* error) {
   ev.data.ptr = &g_wake_tag;
   epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   return true;
+}
+
+bool Worker::listen(std::string* error) {
+  if (::listen(listen_fd_, 511) == 0) return true;
+  const Config& cfg = server_.config();
+  *error = "cannot listen on " + cfg.bind + ":" + std::to_string(cfg.port) + ": " +
+           std::strerror(errno);
+  return false;
 }
 
 void Worker::start(std::vector<unsigned> cpus) {
