@@ -101,6 +101,13 @@ inline constexpr unsigned kMaxSlots = 1024;
 // ---- The per-worker Lua state ----
 
 struct Engine {
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  // Closes both states when the worker thread exits (t_engine is thread_local), so that a
+  // server that stops frees every Lua state it built.
+  ~Engine();
+
   lua_State* L = nullptr;
   // Where FUNCTION LOAD and RESTORE validate a library, apart from L so that a failing library
   // leaves L untouched (add_library). Built on first use and kept: building a state costs about

@@ -68,6 +68,11 @@ RunSlot g_slots[kMaxSlots];
 
 thread_local Engine t_engine;
 
+Engine::~Engine() {
+  if (L != nullptr) lua_sandbox::close_state(L);
+  if (scratch != nullptr) lua_sandbox::close_state(scratch);
+}
+
 Engine& this_engine() {
   return t_engine;
 }

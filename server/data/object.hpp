@@ -20,7 +20,7 @@
 //   once (acquire) and reads that many bytes, a consistent prefix of the value.
 // - Long strings grow where they are. From kMapMin bytes on, APPEND's successor is the start of
 //   a mapping of its own (pool::map_block) that reserves kMapAhead times its length of address
-//   space; pages are committed only as appends reach them. Copying into a fresh block at every
+//   space, and at least kMapFirst; pages are committed only as appends reach them. Copying into a fresh block at every
 //   doubling touched about four bytes of new memory per byte appended, and a new page's first
 //   touch is what a growing value costs most (experiments/commands/README.md, "APPEND by value
 //   size"); in place, a page is touched once, and a copy happens only when the reservation is
@@ -96,9 +96,11 @@ class Object {
       return nullptr;
     }
   }
-  // A string holding a + b with spare capacity for appends: twice the length up to 1 MiB, then
-  // 1 MiB more (Redis's sdsMakeRoomFor), rounded up to fill the pool block or to the capacity
-  // encoding's step, never above max_cap (the caller's string limit) unless a + b is longer.
+  // A string holding a + b with spare capacity for appends. From kMapMin bytes on it is mapped
+  // (make_mapped()); otherwise, and when no mapping is to be had, it is a pool block with twice
+  // the length up to 1 MiB, then 1 MiB more (Redis's sdsMakeRoomFor), rounded up to fill the
+  // block or to the capacity encoding's step, never above max_cap (the caller's string limit)
+  // unless a + b is longer.
   static Object* make_growable(std::string_view a, std::string_view b, std::size_t max_cap) {
     const std::size_t n = a.size() + b.size();
     if (n >= kMapMin) {
@@ -112,8 +114,7 @@ class Object {
     auto* o = new (pool::allocate(total)) Object(ObjectType::kString, n);
     o->cap_shift_ = code.shift;
     o->cap_mult_ = code.mult;
-    if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
-    if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
+    o->fill(a, b);
     return o;
   }
 
@@ -205,7 +206,7 @@ class Object {
   static constexpr std::size_t kGrowLinear = 1024 * 1024;
   static constexpr std::size_t kMinGrowable = 16;
   // Growable strings of at least kMapMin bytes are mapped, with room for kMapAhead times their
-  // length (capped by the caller's string limit). 32 KiB: eight pages, where a block's first
+  // length and at least kMapFirst bytes (both capped by the caller's string limit). 32 KiB: eight pages, where a block's first
   // touch outweighs the mmap/munmap pair; 16-fold: a copy per four doublings, at a cost of
   // address space only (at most pool::kMaxMappedBytes in all).
   static constexpr std::size_t kMapMin = 32 * 1024;
@@ -250,17 +251,22 @@ class Object {
     // Whole pages, so that the reservation's last page is all payload; the capacity code must
     // name the mapping's length exactly (munmap gets it back from there).
     std::size_t total = (sizeof(Object) + want + kPage - 1) / kPage * kPage;
-    CapCode code = encode_capacity(total);
+    // The code names a page multiple: total is one, so it is exact for shifts up to 12, and a
+    // larger shift rounds up to a multiple of 2^shift.
+    const CapCode code = encode_capacity(total);
     total = decode_capacity(code);
-    if (total % kPage != 0) return nullptr;  // not a whole number of pages: use the heap
     void* p = pool::map_block(total, mapped_bytes(n));
     if (p == nullptr) return nullptr;
     auto* o = new (p) Object(ObjectType::kString, n);
     o->cap_shift_ = static_cast<std::uint8_t>(code.shift | kMappedBit);
     o->cap_mult_ = code.mult;
-    if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
-    if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
+    o->fill(a, b);
     return o;
+  }
+  // Writes a then b as the payload of a string under construction (not yet published).
+  void fill(std::string_view a, std::string_view b) {
+    if (!a.empty()) std::memcpy(bytes(), a.data(), a.size());
+    if (!b.empty()) std::memcpy(bytes() + a.size(), b.data(), b.size());
   }
 
   std::atomic<std::uint32_t> refs_{1};
