@@ -266,8 +266,8 @@ int main(int argc, char** argv) {
       queue_traits->bounded
           ? ("bounded to " + std::to_string(cfg.queue_capacity) + " + overflow list").c_str()
           : "unbounded");
-  std::fprintf(stderr, "threads: %u, mode: shared, placement: %s, allowed cpus: %s\n", cfg.threads,
-               placement.c_str(), cpu_list_text(allowed).c_str());
+  std::fprintf(stderr, "threads: %u (workers), mode: %s, placement: %s, allowed cpus: %s\n",
+               cfg.threads, cfg.mode.c_str(), placement.c_str(), cpu_list_text(allowed).c_str());
   std::fprintf(stderr, "pipeline prefetch: %s\n",
                !cfg.prefetch ? "off"
                : server.keyspace().prefetch({}, [](const kvlab::server::Value&) {})

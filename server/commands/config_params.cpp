@@ -335,6 +335,24 @@ bool start_queue_capacity(Config& c, const std::string& v, std::string*) {
   c.queue_capacity = static_cast<std::size_t>(to_u64(v));
   return true;
 }
+bool valid_mode(std::string_view in, std::string* out, std::string* why) {
+  if (in == "shared") {
+    *out = std::string(in);
+    return true;
+  }
+  if (in == "sharded" || in == "io-threads")
+    *why = "mode '" + std::string(in) + "' is planned but not built yet; this server runs shared";
+  else
+    *why = "unknown mode '" + std::string(in) + "' (shared; sharded and io-threads are planned)";
+  return false;
+}
+std::string get_mode(Server& s) {
+  return s.config().mode;
+}
+bool start_mode(Config& c, const std::string& v, std::string*) {
+  c.mode = v;
+  return true;
+}
 std::string get_atomicity(Server& s) {
   return std::string(s.atomicity().name());
 }
@@ -676,6 +694,9 @@ const Param kParams[] = {
         get_queue_capacity, start_queue_capacity,
         "Capacity of each inbox for bounded queue backends; a full inbox spills to an overflow "
         "list, nothing is dropped"),
+    own({"kvlab-mode", "", T::kString, I | kFixed, "shared", 0, 0, {}, valid_mode}, "mode",
+        get_mode, start_mode,
+        "How the workers share the data: shared (every worker reaches one concurrent keyspace)"),
     own({"kvlab-atomicity", "", T::kString, I | kFixed, "key-locks", 0, 0, {}, valid_atomicity},
         "atomicity", get_atomicity, start_atomicity,
         "How multi-key commands, EXEC and scripts are made atomic (see --list-atomicity)"),

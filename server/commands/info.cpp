@@ -302,7 +302,7 @@ void info_kvlab(const InfoInput& in, std::ostringstream& o) {
     << "kvlab_backend_reclamation:" << to_string(bt.reclamation) << "\r\n"
     << "kvlab_value_reclamation:refcount (strings immutable, containers under their own lock; "
        "the last reference frees)\r\n"
-    << "kvlab_mode:shared\r\n"
+    << "kvlab_mode:" << s.config().mode << "\r\n"
     << "kvlab_threads:" << s.num_workers() << "\r\n"
     << "kvlab_placement:" << s.config().placement << "\r\n"
     << "kvlab_yield:" << (s.config().yield_on ? "on" : "off") << "\r\n"

@@ -51,6 +51,9 @@ struct Config {
   bool yield_on = false;
   std::string queue = "queue/kvlab-mpsc";  // pub/sub inbox backend (--queue)
   std::string atomicity = "key-locks";     // multi-key atomicity scheme (--atomicity)
+  // --mode: how the workers share the data. shared: every worker reaches one concurrent keyspace
+  // (the only mode built so far; papers/execution-models-plan.md plans sharded and io-threads).
+  std::string mode = "shared";
   std::size_t queue_capacity = 65536;      // bounded queue backends only (--queue-capacity)
   // --lua-undeclared-keys: scripts may touch keys outside KEYS, as in Redis (each then escalates
   // over every key); no is the opt-in research option that refuses them.

@@ -801,8 +801,11 @@ def main():
                             # blocked clients time out on the server cron: every 10 ms
                             # instead of 100 (hz 10)
                             "--hz", "100"]
+    # KVLAB_SERVER_MODE: the execution mode the suite runs in (tests/meson.build, server_modes).
+    mode = os.environ.get("KVLAB_SERVER_MODE")
     kv_argv = lambda p: ([opts.server, "--port", str(p), "--threads", str(opts.threads)]
-                         + (["--backend", opts.backend] if opts.backend else []))
+                         + (["--backend", opts.backend] if opts.backend else [])
+                         + (["--mode", mode] if mode else []))
     # One server pair per lane (the exact mode uses the first): pipelined batches go to every
     # lane at once, so that one pair waiting on a blocked command does not hold up the others.
     nlanes = 1 if opts.exact or opts.only is not None or opts.two_client else max(1, opts.lanes)

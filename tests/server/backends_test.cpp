@@ -168,6 +168,29 @@ TEST_SUITE("server") {
     CHECK(out.find("hash/locked") != std::string::npos);
   }
 
+  // --mode shared is the default and is reported; the modes not built yet and unknown names are
+  // refused at start-up with exit status 2 and a message that names the mode.
+  TEST_CASE("--mode shared is reported; unbuilt and unknown modes are refused at startup") {
+    {
+      kvtest::ServerProcess s({"--mode", "shared"});
+      REQUIRE(s.running());
+      Client c(s.port());
+      CHECK(c("INFO kvlab").str.find("kvlab_mode:shared\r\n") != std::string::npos);
+      const Reply r = c("CONFIG GET kvlab-mode");
+      REQUIRE(r.elements.size() == 2);
+      CHECK(r.elements[1].str == "shared");
+    }
+    for (const char* mode : {"sharded", "io-threads", "bogus"}) {
+      CAPTURE(mode);
+      std::string out;
+      // timeout(1): a server that accepted the mode would run until stopped.
+      CHECK(kvtest::run_capture("timeout 20 " + kvtest::server_path() + " --port " +
+                                    std::to_string(kvtest::free_port()) + " --mode " + mode,
+                                &out) == 2);
+      CHECK(out.find("mode '" + std::string(mode) + "'") != std::string::npos);
+    }
+  }
+
   TEST_CASE("placement dry-run prints one line per worker and exits") {
     std::string out;
     CHECK(kvtest::run_capture(

@@ -72,6 +72,7 @@ SPECIAL = {
     "kvlab-cluster-mode": "emulated",
     "kvlab-threads": "1",
     "kvlab-atomicity": "stripes",
+    "kvlab-mode": "shared",
     "maxclients": "1000",
     "databases": "16",
     "io-threads": "4",

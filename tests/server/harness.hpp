@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -207,6 +208,13 @@ class ServerProcess {
       port_ = free_port();
       std::vector<std::string> args = {server_path(), "--port", std::to_string(port_)};
       args.insert(args.end(), extra.begin(), extra.end());
+      // The suite's execution mode (tests/meson.build, server_modes), unless the test picks one.
+      const char* mode = std::getenv("KVLAB_SERVER_MODE");
+      if (mode != nullptr && *mode != '\0' &&
+          std::find(extra.begin(), extra.end(), "--mode") == extra.end()) {
+        args.push_back("--mode");
+        args.push_back(mode);
+      }
       pid_ = ::fork();
       if (pid_ == 0) {
         if (quiet) {

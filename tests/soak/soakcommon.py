@@ -52,8 +52,11 @@ class Server:
                 def pre(n=nofile):
                     resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
             self.log = open(log, "wb") if log else subprocess.DEVNULL
+            # KVLAB_SERVER_MODE: the suite's execution mode (tests/meson.build, server_modes).
+            mode = os.environ.get("KVLAB_SERVER_MODE")
+            mode_args = ["--mode", mode] if mode and "--mode" not in args else []
             self.proc = subprocess.Popen(
-                [binary, "--port", str(self.port)] + list(args),
+                [binary, "--port", str(self.port)] + list(args) + mode_args,
                 stdout=self.log, stderr=self.log, preexec_fn=pre)
             if self._wait_ready():
                 return
