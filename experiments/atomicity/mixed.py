@@ -10,28 +10,18 @@ requests/s and both clients' requests per server CPU-second (utime+stime from /p
 and the medians of the paired ratios to the base. See README.md, "A kept announcement beside
 single-key traffic".
 """
-import csv, os, pathlib, socket, statistics, subprocess, sys, time
+import csv, os, pathlib, statistics, subprocess, sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+from common import CLOCK_TICKS, Server, cpu_seconds  # noqa: E402
 KVLAB = os.environ.get("KVLAB", str(ROOT / "build/tools/cli/kvlab"))
 PIPELINE = os.environ.get("PIPELINE", "30")
-TCK = os.sysconf("SC_CLK_TCK")
 
 if len(sys.argv) < 4:
     raise SystemExit(__doc__)
 reps = int(sys.argv[1])
 bins = dict(a.split("=", 1) for a in sys.argv[2:])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_s(pid):
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / TCK
 
 
 def client(port, template):
@@ -45,26 +35,26 @@ def result(proc):
     return float(rows[-1]["achieved_rate"]), float(rows[-1]["requests"])
 
 
-ports = {n: free_port() for n in bins}
-procs = {n: subprocess.Popen([b, "--port", str(ports[n]), "--threads", "2"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL) for n, b in bins.items()}
+servers = {}
 res = {n: [] for n in bins}
 try:
-    time.sleep(0.7)
+    for n, b in bins.items():
+        servers[n] = Server(n, [b, "--threads", "2"])
     names = list(bins)
     for rep in range(reps):
         for n in names[rep % len(names):] + names[:rep % len(names)]:
-            subprocess.run(["redis-cli", "-p", str(ports[n]), "flushall"], capture_output=True, check=True)
-            c0 = cpu_s(procs[n].pid)
-            a = client(ports[n], "MSET __rand_key__ __data__ __rand_key__ __data__")
-            b = client(ports[n], "GET __key__")
+            port, pid = servers[n].port, servers[n].pid
+            subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True, check=True)
+            c0 = cpu_seconds(pid)
+            a = client(port, "MSET __rand_key__ __data__ __rand_key__ __data__")
+            b = client(port, "GET __key__")
             (mset, mreq), (get, greq) = result(a), result(b)
-            per_cpu = (mreq + greq) / max(cpu_s(procs[n].pid) - c0, 1.0 / TCK)
+            per_cpu = (mreq + greq) / max(cpu_seconds(pid) - c0, 1.0 / CLOCK_TICKS)
             res[n].append((mset, get, per_cpu))
             print(rep, n, f"MSET {mset:.0f}/s GET {get:.0f}/s both {per_cpu:.0f}/CPU-s", flush=True)
 finally:
-    for p in procs.values():
-        p.kill()
+    for server in servers.values():
+        server.stop(timeout=None, kill=True)
 base = names[0]
 for n in names:
     med = lambda k: statistics.median(x[k] for x in res[n])

@@ -31,8 +31,7 @@ case "$client" in
   *) echo "CLIENT is kvlab-load or redis-benchmark" >&2; exit 2 ;;
 esac
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 
@@ -44,7 +43,7 @@ start() {  # name port -> pid
     redis) redis-server --port "$2" --bind 127.0.0.1 --save "" --appendonly no >/dev/null 2>&1 & ;;
   esac
   local pid=$!
-  for _ in $(seq 100); do redis-cli -p "$2" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  wait_ping "$2" 5
   echo "$pid"
 }
 

@@ -23,8 +23,7 @@ out="$root/experiments/results/atomicity/$(date -u +%Y%m%dT%H%M%SZ)-single-key"
 mkdir -p "$out"
 command -v redis-benchmark >/dev/null || { echo "needs redis-benchmark (redis-tools)" >&2; exit 1; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null || true' EXIT
 
@@ -42,7 +41,7 @@ for r in $(seq "$rounds"); do
     else "$server" --port "$port" --threads "$threads" --atomicity "$s" >/dev/null 2>&1 &
     fi
     pid=$!
-    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    wait_ping "$port" 5
     for c in set get; do
       t0=$(cpu_ticks "$pid"); s0=$(date +%s.%N)
       redis-benchmark -p "$port" "${bench[@]}" -t "$c" >/dev/null

@@ -11,7 +11,10 @@ requests, keys over 100,000) and reads the server's CPU time from its threads' s
 order alternates per repetition. Output: the median and every paired ratio NEW/OLD per server
 CPU-second and per requests/s, on stdout and in experiments/results/audit-set-ab/TIMESTAMP/.
 """
-import argparse, csv, datetime, os, socket, statistics, subprocess, time
+import argparse, csv, datetime, os, statistics, subprocess, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import Server, sched_cpu_seconds  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("new")
@@ -24,38 +27,6 @@ root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REQUESTS = 1500000
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_seconds(pid):
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass
-    return total / 1e9
-
-
-def start(binary):
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--threads",
-                             args.threads], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        r = subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True, text=True)
-        if r.stdout.strip() == "PONG":
-            return proc, port
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit(f"{binary} did not start")
-
-
 stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
 out_dir = os.path.join(root, "experiments", "results", "audit-set-ab", stamp)
 os.makedirs(out_dir, exist_ok=True)
@@ -65,17 +36,16 @@ for size in [int(s) for s in args.sizes.split(",")]:
     for rep in range(args.reps):
         pair = [("new", args.new), ("old", args.old)]
         for name, binary in (pair if rep % 2 == 0 else pair[::-1]):
-            proc, port = start(binary)
+            server = Server(binary, [binary, "--bind", "127.0.0.1", "--threads", args.threads])
             try:
-                c0 = cpu_seconds(proc.pid)
-                out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", "set", "-d",
+                c0 = sched_cpu_seconds(server.pid)
+                out = subprocess.run(["redis-benchmark", "-p", str(server.port), "-t", "set", "-d",
                                       str(size), "-P", "30", "-c", "25", "-n", str(REQUESTS),
                                       "-r", "100000", "-q"], capture_output=True, text=True,
                                      check=True).stdout
-                cpu = cpu_seconds(proc.pid) - c0
+                cpu = sched_cpu_seconds(server.pid) - c0
             finally:
-                proc.terminate()
-                proc.wait(timeout=20)
+                server.stop(timeout=20)
             rps = float(out.strip().split("SET: ")[-1].split(" requests")[0])
             rows.append({"size": size, "rep": rep, "server": name, "cpu_s": round(cpu, 4),
                          "per_cpu_s": round(REQUESTS / cpu), "rps": rps})

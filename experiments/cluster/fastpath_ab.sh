@@ -20,8 +20,7 @@ n="${3:-2000000}"
 b="$root/build/server/kvlab-server"
 out="$root/experiments/results/cluster/$(date -u +%Y%m%dT%H%M%SZ)-fastpath"
 mkdir -p "$out"
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null || true' EXIT
 hz=$(getconf CLK_TCK)
@@ -35,7 +34,7 @@ for r in $(seq "$rounds"); do
     port=$(free_port)
     "$bin" --port "$port" --threads 2 --cluster-mode no >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    wait_ping "$port" 5
     for t in set get; do
       c0=$(cpu_ticks "$pid")
       rps=$(redis-benchmark -p "$port" -t "$t" -P 30 -c 50 -n "$n" -r 1000000 -d 64 --csv \

@@ -16,7 +16,7 @@ server="$root/build/server/kvlab-server"
 kvlab="$root/build/tools/cli/kvlab"
 out="$root/experiments/results/cluster/$(date -u +%Y%m%dT%H%M%SZ)-migration"
 mkdir -p "$out"
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 ports=()
@@ -25,7 +25,7 @@ for _ in 1 2; do
   "$server" --port "$port" --threads 2 --cluster-mode yes >/dev/null 2>&1 &
   pids+=($!)
   ports+=("$port")
-  for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  wait_ping "$port" 5
 done
 "$kvlab" cluster create "127.0.0.1:${ports[0]}" "127.0.0.1:${ports[1]}" >/dev/null
 a_id=$(redis-cli -p "${ports[0]}" cluster myid)
@@ -43,7 +43,6 @@ while n > 0:
         out.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n0123456789abcdef\r\n" % (len(k), k))
         n -= 1
 PY
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 echo "slots,source_keys,keys_moved,seconds,source_cpu_s" > "$out/results.csv"
 end=8191  # A owns 0-8191: move its highest slots first

@@ -29,8 +29,7 @@ kvlab="${KVLAB:-$root/build/tools/cli/kvlab}"
 out="$root/experiments/results/cluster/$(date -u +%Y%m%dT%H%M%SZ)-scale"
 mkdir -p "$out"
 hz=$(getconf CLK_TCK)
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 pids=()
 ports=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
@@ -40,7 +39,7 @@ start_nodes() {  # $1 = node count
     local port; port=$(free_port)
     "$server" --port "$port" --threads 1 --cluster-mode yes >/dev/null 2>&1 &
     pids+=($!); ports+=("$port")
-    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    wait_ping "$port" 5
   done
   local addrs=(); for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done
   "$kvlab" cluster create "${addrs[@]}" >/dev/null
@@ -77,14 +76,12 @@ done
 echo "round,client,requests,seconds,rps,round_trips,node_a_cpu_s,node_b_cpu_s" > "$out/stale.csv"
 for r in $(seq "$rounds"); do
   start_nodes 2
-  /usr/bin/python3 - "${ports[0]}" "${ports[1]}" "${pids[0]}" "${pids[1]}" "$r" "$hz" \
-    >> "$out/stale.csv" <<'PY'
+  PYTHONPATH="$root/experiments" /usr/bin/python3 - "${ports[0]}" "${ports[1]}" "${pids[0]}" \
+    "${pids[1]}" "$r" "$hz" >> "$out/stale.csv" <<'PY'
 import sys, time, redis
 from redis.crc import key_slot
+from common import cpu_ticks as ticks
 pa, pb, pida, pidb, rnd, hz = sys.argv[1:7]
-def ticks(pid):
-    f = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
-    return int(f[11]) + int(f[12])
 a = redis.Redis(port=int(pa)); b = redis.Redis(port=int(pb))
 slots = b.execute_command("CLUSTER", "SLOTS")
 mine = [(s[0], s[1]) for s in slots if int(s[2][1]) == int(pb)]

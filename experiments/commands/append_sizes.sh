@@ -30,9 +30,11 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export KVLAB_ROOT="$root"
 exec /usr/bin/python3 - "$@" <<'PY'
-import argparse, csv, datetime, mmap, os, socket, statistics, subprocess, time
+import argparse, csv, datetime, mmap, os, statistics, subprocess, sys, time
 
 root = os.environ["KVLAB_ROOT"]
+sys.path.insert(0, os.path.join(root, "experiments"))
+from common import REDIS_FLAGS, Server, sched_cpu_seconds  # noqa: E402
 ap = argparse.ArgumentParser(prog="experiments/commands/append_sizes.sh")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--keys", type=int, default=1024)
@@ -74,55 +76,9 @@ def first_touch_us():
     return statistics.median(runs)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_seconds(pid):
-    """The run time of every thread of pid, in seconds (schedstat: ns on the CPU)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # a thread that ended meanwhile
-    return total / 1e9
-
-
-class Server:
-    def __init__(self, name, argv, port):
-        self.name, self.port = name, port
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if self.cli("PING") == "PONG":
-                return
-            time.sleep(0.05)
-        raise SystemExit(f"{name} did not start")
-
-    def cli(self, *words):
-        r = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True,
-                           text=True)
-        return r.stdout.strip()
-
-    def settle(self):
-        """Waits until the server's CPU time stops moving (kvlab-server frees a flushed keyspace
-        a little later, through its reclamation)."""
-        last, deadline = cpu_seconds(self.proc.pid), time.monotonic() + 10
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            now = cpu_seconds(self.proc.pid)
-            if now == last:
-                return
-            last = now
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
+# settle() on the clock the windows are read with (schedstat), so that "stopped moving" holds at
+# the resolution the measurement sees.
+SETTLE = {"read": sched_cpu_seconds, "interval": 0.2, "timeout": 10}
 
 
 def load(server, *extra):
@@ -132,14 +88,10 @@ def load(server, *extra):
 
 servers = []
 try:
-    p = free_port()
-    servers.append(Server("redis", ["redis-server", "--port", str(p), "--bind", "127.0.0.1",
-                                    "--save", "", "--appendonly", "no"], p))
-    p = free_port()
-    servers.append(Server("kvlab-t1", [args.kvlab_server, "--port", str(p), "--threads", "1"], p))
+    servers.append(Server("redis", ["redis-server", *REDIS_FLAGS]))
+    servers.append(Server("kvlab-t1", [args.kvlab_server, "--threads", "1"]))
     if args.baseline:
-        p = free_port()
-        servers.append(Server("base-t1", [args.baseline, "--port", str(p), "--threads", "1"], p))
+        servers.append(Server("base-t1", [args.baseline, "--threads", "1"]))
     stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
     out_dir = os.path.join(root, "experiments", "results", "append-sizes", stamp)
     os.makedirs(out_dir, exist_ok=True)
@@ -152,18 +104,18 @@ try:
         order = servers[rep % len(servers):] + servers[:rep % len(servers)]
         for srv in order:
             srv.cli("FLUSHALL")
-            srv.settle()
+            srv.settle(**SETTLE)
             load(srv, "--keys", str(keys), "--data-size", "256", "--prefill", "--requests", "1")
-            srv.settle()
-            idle0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+            srv.settle(**SETTLE)
+            idle0, t0 = sched_cpu_seconds(srv.proc.pid), time.monotonic()
             time.sleep(2)
-            idle_rate = (cpu_seconds(srv.proc.pid) - idle0) / (time.monotonic() - t0)
+            idle_rate = (sched_cpu_seconds(srv.proc.pid) - idle0) / (time.monotonic() - t0)
             for size in sizes:
                 appends = keys * size // 256
-                before, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+                before, t0 = sched_cpu_seconds(srv.proc.pid), time.monotonic()
                 load(srv, "--keys", str(keys), "--key-pattern", "sequential", "--data-size", "256",
                      "--requests", str(appends), "--command", "APPEND __key__ __data__")
-                cpu = cpu_seconds(srv.proc.pid) - before - idle_rate * (time.monotonic() - t0)
+                cpu = sched_cpu_seconds(srv.proc.pid) - before - idle_rate * (time.monotonic() - t0)
                 rows.append({"rep": rep, "size": size, "keys": keys, "appends": appends,
                              "server": srv.name, "cpu_s": round(cpu, 6),
                              "us_per_append": round(cpu / appends * 1e6, 4)})
@@ -203,5 +155,5 @@ try:
     print(f"\nraw: {out_dir}/results.csv")
 finally:
     for s in servers:
-        s.stop()
+        s.stop(timeout=20)
 PY

@@ -21,9 +21,11 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export KVLAB_ROOT="$root"
 exec /usr/bin/python3 - "$@" <<'PY'
-import argparse, csv, datetime, os, socket, statistics, subprocess, sys, time
+import argparse, csv, datetime, os, statistics, subprocess, sys, time
 
 root = os.environ["KVLAB_ROOT"]
+sys.path.insert(0, os.path.join(root, "experiments"))
+from common import REDIS_FLAGS, Server  # noqa: E402
 ap = argparse.ArgumentParser(prog="experiments/commands/one_client.sh")
 ap.add_argument("--reps", type=int, default=5)
 ap.add_argument("--seconds", type=float, default=2.0, help="per closed-loop measurement")
@@ -56,35 +58,6 @@ LOAD = {"set": "SET __key__ __data__", "get": "GET __key__", "incr": "INCR __key
         "multi": "MULTI ; INCR __key__ ; INCR __key__ ; INCR __key__ ; EXEC"}
 RB = {"set": ["SET", "key:__rand_int__", DATA], "get": ["GET", "key:__rand_int__"],
       "incr": ["INCR", "n:__rand_int__"]}  # counters apart from the 256-byte strings
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class Server:
-    def __init__(self, name, argv):
-        self.name, self.port = name, free_port()
-        self.proc = subprocess.Popen(argv + ["--port", str(self.port)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if self.cli("PING") == "PONG":
-                return
-            time.sleep(0.05)
-        raise SystemExit(f"{name} did not start")
-
-    def cli(self, *words):
-        r = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True,
-                           text=True)
-        return r.stdout.strip()
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
 
 
 def pct(xs, p):
@@ -157,8 +130,7 @@ with open("/proc/loadavg") as f:
 try:
     for _ in range(args.busy):
         busy.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
-    servers.append(Server("redis", ["redis-server", "--bind", "127.0.0.1", "--save", "",
-                                    "--appendonly", "no"]))
+    servers.append(Server("redis", ["redis-server", *REDIS_FLAGS]))
     servers.append(Server("kvlab-default", [args.kvlab_server]))
     servers.append(Server("kvlab-t1", [args.kvlab_server, "--threads", "1"]))
     servers.append(Server("kvlab-t2", [args.kvlab_server, "--threads", "2"]))

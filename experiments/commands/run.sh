@@ -35,9 +35,11 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 export KVLAB_ROOT="$root"
 exec /usr/bin/python3 - "$@" <<'PY'
-import argparse, csv, datetime, os, re, socket, statistics, subprocess, sys, time
+import argparse, csv, datetime, os, re, statistics, subprocess, sys, time
 
 root = os.environ["KVLAB_ROOT"]
+sys.path.insert(0, os.path.join(root, "experiments"))
+from common import CLOCK_TICKS, REDIS_FLAGS, Server, cpu_ticks, minor_faults  # noqa: E402
 ap = argparse.ArgumentParser(prog="experiments/commands/run.sh")
 ap.add_argument("--quick", action="store_true")
 ap.add_argument("--grown", action="store_true",
@@ -97,47 +99,6 @@ def grown_templates(cmd):
     return [a.replace("key:", f"{cmd}:") for a in rb_args], template, f"{cmd}:"
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-def cpu_ticks(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15)
-
-
-def minor_faults(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[7])  # minflt (field 10)
-
-
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-class Server:
-    def __init__(self, name, argv, port):
-        self.name, self.port = name, port
-        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            if self.cli("PING") == "PONG":
-                return
-            time.sleep(0.05)
-        raise SystemExit(f"{name} did not start")
-
-    def cli(self, *words):
-        r = subprocess.run(["redis-cli", "-p", str(self.port), *words], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
 def rb_requests(pipeline):
     base = 400000 if pipeline >= 30 else 60000
     return max(1000, int(base * args.scale * (1 if args.quick else 2)))
@@ -156,20 +117,6 @@ def prefill(server, client):
         subprocess.run([args.kvlab, "load", "--port", str(server.port), "-c", "25", "--pipeline",
                         "30", "--keys", str(KEYS), "--data-size", "256", "--prefill", "--requests",
                         "1", "-q"], capture_output=True, check=True)
-
-
-def settle(server):
-    """Waits until the server's CPU time stops moving (two equal readings 0.1 s apart, at most 5 s):
-    kvlab-server frees a flushed keyspace through its reclamation a little later (about 0.1 s of
-    CPU for 100,000 small sets), which would otherwise be charged to the next command measured;
-    Redis's FLUSHALL frees synchronously, before the window."""
-    last, deadline = cpu_ticks(server.proc.pid), time.monotonic() + 5
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = cpu_ticks(server.proc.pid)
-        if now == last:
-            return
-        last = now
 
 
 def grown_requests(pipeline):
@@ -203,7 +150,7 @@ def run_fixed(server, cmd, client, pipeline, n):
         if bad:
             print(f"warning: {server.name} {cmd} P{pipeline}: {bad} errors/timeouts", file=sys.stderr)
     wall = time.monotonic() - t0
-    cpu = (cpu_ticks(server.proc.pid) - before) / HZ
+    cpu = (cpu_ticks(server.proc.pid) - before) / CLOCK_TICKS
     return {"rps": rps, "requests": requests, "cpu_s": cpu, "wall_s": wall,
             "per_cpu_s": requests / cpu if cpu > 0 else float("nan"),
             "minflt": minor_faults(server.proc.pid) - faults}
@@ -212,9 +159,9 @@ def run_fixed(server, cmd, client, pipeline, n):
 def measure_grown(server, cmd, client, pipeline):
     """--grown: empty, prefill 100,000 strings, then two runs back to back; returns both."""
     server.cli("FLUSHALL")
-    settle(server)
+    server.settle()
     prefill(server, client)
-    settle(server)
+    server.settle()
     n = grown_requests(pipeline)
     return [run_fixed(server, cmd, client, pipeline, n) for _ in range(2)]
 
@@ -223,7 +170,7 @@ def measure(server, cmd, client, pipeline):
     server.cli("FLUSHALL")
     if cmd in PREFILL:
         prefill(server, client)
-    settle(server)
+    server.settle()
     rb_args, template = TEMPLATES[cmd]
     before = cpu_ticks(server.proc.pid)
     t0 = time.monotonic()
@@ -249,7 +196,7 @@ def measure(server, cmd, client, pipeline):
         if bad:  # kept, and flagged: a loaded machine can time out a request in the drain
             print(f"warning: {server.name} {cmd} P{pipeline}: {bad} errors/timeouts", file=sys.stderr)
     wall = time.monotonic() - t0
-    cpu = (cpu_ticks(server.proc.pid) - before) / HZ
+    cpu = (cpu_ticks(server.proc.pid) - before) / CLOCK_TICKS
     return {"rps": rps, "requests": requests, "cpu_s": cpu, "wall_s": wall,
             "per_cpu_s": requests / cpu if cpu > 0 else float("nan")}
 
@@ -296,18 +243,12 @@ if args.from_csv:
 os.makedirs(outdir, exist_ok=True)
 try:
   if not args.from_csv:
-      p = free_port()
-      servers.append(Server("redis", ["redis-server", "--port", str(p), "--bind", "127.0.0.1",
-                                      "--save", "", "--appendonly", "no"], p))
+      servers.append(Server("redis", ["redis-server", *REDIS_FLAGS]))
       for t in kthreads:
-          p = free_port()
-          servers.append(Server(f"kvlab-t{t}", [args.kvlab_server, "--port", str(p), "--threads",
-                                                str(t)], p))
+          servers.append(Server(f"kvlab-t{t}", [args.kvlab_server, "--threads", str(t)]))
       if args.baseline:
-          p = free_port()
           bt = args.baseline_threads
-          servers.append(Server(f"base-t{bt}", [args.baseline, "--port", str(p), "--threads",
-                                                str(bt)], p))
+          servers.append(Server(f"base-t{bt}", [args.baseline, "--threads", str(bt)]))
       runs = {1: [], 2: []} if args.grown else {1: []}
       with open(f"{outdir}/results.csv", "w", newline="") as f:
           w = csv.writer(f)

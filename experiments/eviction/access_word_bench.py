@@ -8,27 +8,20 @@ port, runs redis-benchmark SET then GET (-n N, 100,000 random keys, 8 clients, p
 /proc/PID/stat) for that test. Prints each run and the medians' ratio; the raw numbers go to
 /tmp/bench_result.json. Kills only the servers it started.
 """
-import subprocess, time, socket, os, sys, statistics, json
-def free_port():
-    s=socket.socket(); s.bind(('127.0.0.1',0)); p=s.getsockname()[1]; s.close(); return p
-def cpu(pid):
-    f=open(f'/proc/{pid}/stat').read().split(')')[1].split()
-    return (int(f[11])+int(f[12]))/os.sysconf('SC_CLK_TCK')
+import subprocess, os, sys, statistics, json
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from common import Server, accepts, cpu_seconds  # noqa: E402
 def run(binary, n):
-    port=free_port()
-    p=subprocess.Popen([binary,'--port',str(port),'--threads','1'],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try: socket.create_connection(('127.0.0.1',port)).close(); break
-        except OSError: time.sleep(0.05)
+    server=Server(binary,[binary,'--threads','1'],ready=accepts,timeout=5)
     out={}
     try:
         for t in ['set','get']:
-            c0=cpu(p.pid)
-            subprocess.run(['redis-benchmark','-p',str(port),'-t',t,'-n',str(n),'-r','100000','-c','8','-P','16','-q','-d','16'],stdout=subprocess.DEVNULL,check=True)
-            c1=cpu(p.pid)
+            c0=cpu_seconds(server.pid)
+            subprocess.run(['redis-benchmark','-p',str(server.port),'-t',t,'-n',str(n),'-r','100000','-c','8','-P','16','-q','-d','16'],stdout=subprocess.DEVNULL,check=True)
+            c1=cpu_seconds(server.pid)
             out[t]=n/(c1-c0)
     finally:
-        p.kill(); p.wait()
+        server.stop(timeout=None,kill=True)
     return out
 runs=int(sys.argv[1]); n=int(sys.argv[2])
 res={'before':{'set':[],'get':[]},'after':{'set':[],'get':[]}}

@@ -7,31 +7,28 @@ would (GET; on a miss, SET the value), and counts hits over the second half of t
 first half warms the cache). Pipelined batches of GETs, then the batch's SETs. Writes one CSV
 line per run and, at the end, the figure.
 """
-import argparse, csv, os, socket, subprocess, sys, time
+import argparse, csv, os, sys, time
 
 import numpy as np
 import redis
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from common import Server, free_port  # noqa: E402
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+
+def answers_redis_py(port):
+    try:
+        redis.Redis(port=port).ping()
+        return True
+    except Exception:
+        return False
 
 
 def start(argv, port):
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(250):
-        try:
-            r = redis.Redis(port=port)
-            r.ping()
-            return proc, r
-        except Exception:
-            time.sleep(0.02)
-    proc.kill()
-    raise RuntimeError("server did not start: " + " ".join(argv))
+    """The started server and a redis-py client on it."""
+    server = Server("server " + " ".join(argv), argv, port, ready=answers_redis_py, timeout=5,
+                    interval=0.02)
+    return server, redis.Redis(port=port)
 
 
 def zipf_trace(n_keys, n_req, theta, rng):
@@ -79,7 +76,7 @@ def replay(r, trace, value, batch=200):
 
 def dataset_bytes(argv, port, n_keys, value):
     """used_memory of the full key space minus the empty server's (per server: overheads differ)."""
-    proc, r = start(argv, port)
+    server, r = start(argv, port)
     try:
         base = r.info("memory")["used_memory"]
         pipe = r.pipeline(transaction=False)
@@ -91,8 +88,7 @@ def dataset_bytes(argv, port, n_keys, value):
         full = r.info("memory")["used_memory"]
         return base, full - base
     finally:
-        proc.terminate()
-        proc.wait()
+        server.stop(timeout=None)
 
 
 def main():
@@ -151,14 +147,13 @@ def main():
                     base, data = sizing[srv]
                     mm = int(base + frac * data)
                     argv += ["--maxmemory", str(mm), "--maxmemory-policy", pol]
-                    proc, r = start(argv, port)
+                    server, r = start(argv, port)
                     t0 = time.time()
                     try:
                         hr = replay(r, trace, value)
                         ev = r.info("stats")["evicted_keys"]
                     finally:
-                        proc.terminate()
-                        proc.wait()
+                        server.stop(timeout=None)
                     row = [srv, pol, q, tname, frac, mm, round(hr, 4), round(time.time() - t0, 2),
                            ev]
                     w.writerow(row)

@@ -42,13 +42,7 @@ mkdir -p "$out"
 csv="$out/results.csv"
 echo "server,threads,pipeline,test,run,requests,seconds,rps,server_cpu_s,req_per_cpu_s" > "$csv"
 tck=$(getconf CLK_TCK)
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-cpu_ticks() {  # utime + stime of a pid (all threads), in clock ticks
-  awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
+. "$root/experiments/common.sh"  # free_port, cpu_ticks, wait_ping
 
 # All three servers run side by side on their own ports (idle ones sleep in epoll), and every run
 # visits them in turn, so that background load on a shared machine hits all of them alike.
@@ -63,11 +57,7 @@ start_server() {  # $1 = label, $2 = port
   esac
   pid=$!
   pids="$pids $pid"
-  i=0
-  until redis-cli -p "$2" ping >/dev/null 2>&1; do
-    i=$((i + 1)); [ $i -gt 100 ] && { echo "server $1 did not start" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_ping "$2" 10 || { echo "server $1 did not start" >&2; exit 1; }
 }
 stop_servers() {
   for p in $pids; do kill "$p" 2>/dev/null || true; done

@@ -23,38 +23,26 @@ import multiprocessing
 import os
 import random
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests",
-                                "soak"))
-from soakcommon import Client, free_port  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "soak"))
+from common import REDIS_FLAGS, Server, accepts  # noqa: E402
+from soakcommon import Client  # noqa: E402
 
 SLOW_PATTERN = "*[" + "".join(chr(c) for c in range(0x21, 0x7f) if c not in b"]\\^-") * 3 + "]#"
 
 
 def start(kind, binary, workdir):
-    port = free_port()
     if kind == "kvlab":
-        argv = [binary, "--port", str(port), "--threads", "2", "--enable-debug-command", "yes"]
+        argv = [binary, "--threads", "2", "--enable-debug-command", "yes"]
     else:
         # DEBUG RELOAD writes dump.rdb into --dir, which a later start would load: a scratch dir.
-        argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                "no", "--enable-debug-command", "yes", "--dir", workdir]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    raise SystemExit("server did not start")
+        argv = [binary, *REDIS_FLAGS, "--enable-debug-command", "yes", "--dir", workdir]
+    return Server("server", argv, ready=lambda port: accepts(port, timeout=0.5), timeout=10)
 
 
 def worker_of(client):
@@ -165,7 +153,8 @@ def main():
     binary = opts.binary or (shutil.which("redis-server") if opts.server == "redis" else
                              "build/server/kvlab-server")
     workdir = tempfile.mkdtemp(prefix="kvlab-stalls-")
-    proc, port = start(opts.server, binary, workdir)
+    server = start(opts.server, binary, workdir)
+    port = server.port
     rows = []
     try:
         victim = Client(port, timeout=600)
@@ -201,8 +190,7 @@ def main():
                          row["server_ms_per_call"], row["stall_ms"], row["quiet_max_ms"]),
                       flush=True)
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        server.stop(timeout=None, kill=True)
         shutil.rmtree(workdir, ignore_errors=True)
     if opts.out:
         with open(opts.out, "a", newline="") as f:

@@ -6,10 +6,12 @@ measurement reads the server's utime+stime from /proc/PID/stat before and after 
 The summary gives medians over repetitions of the paired ratios to redis-server.
 See experiments/commands/README.md, "The floor under PING".
 """
-import argparse, csv, datetime, os, pathlib, re, shutil, socket, statistics, subprocess, sys, tempfile, time
+import argparse, csv, datetime, pathlib, re, shutil, statistics, subprocess, sys, tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
+sys.path.insert(0, str(ROOT / "experiments"))
+from common import CLOCK_TICKS, REDIS_FLAGS, Server, accepts, cpu_seconds, free_port  # noqa: E402
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
 ap.add_argument("--reps", type=int, default=7)
 ap.add_argument("--clients", default="rb,load")
@@ -23,40 +25,21 @@ work = pathlib.Path(tempfile.mkdtemp(prefix="kvlab-floor-"))
 floor = work / "ping_floor"
 subprocess.run(["g++", "-std=c++20", "-O2", "-Wall", "-o", str(floor), str(HERE / "ping_floor.cpp"), "-luring"], check=True)
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-def wait_port(port):
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"no server on port {port}")
-
 SERVERS = {
-    "redis": lambda p: ["redis-server", "--port", str(p), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    "redis": lambda p: ["redis-server", "--port", str(p), *REDIS_FLAGS],
     "kvlab": lambda p: [args.kvlab_server, "--port", str(p), "--threads", "1"],
     "floor-epoll": lambda p: [str(floor), str(p), "epoll"],
     "floor-uring": lambda p: [str(floor), str(p), "uring"],
     "floor-uring-defer": lambda p: [str(floor), str(p), "uring-defer"],
 }
-ports, procs = {}, {}
+servers = {}
 stamp = datetime.datetime.utcnow().strftime("%Y%m%dT%H%M%SZ")
 out = pathlib.Path(args.out) if args.out else ROOT / "experiments/results/commands-floor" / stamp
 out.mkdir(parents=True, exist_ok=True)
-TCK = os.sysconf("SC_CLK_TCK")
-
-def cpu_s(pid):
-    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(f[11]) + int(f[12])) / TCK
 
 def measure(name, client, pipeline):
-    port = ports[name]
-    c0 = cpu_s(procs[name].pid)
+    port = servers[name].port
+    c0 = cpu_seconds(servers[name].pid)
     if client == "rb":
         n = 5_000_000 if pipeline > 1 else 300_000
         o = subprocess.run(["redis-benchmark", "-p", str(port), "-c", "25", "-P", str(pipeline), "-n", str(n), "-q", "PING"],
@@ -69,31 +52,28 @@ def measure(name, client, pipeline):
                            capture_output=True, text=True, timeout=300).stdout
         rows = list(csv.DictReader(l for l in o.splitlines() if l.strip()))
         rate, reqs = float(rows[-1]["achieved_rate"]), float(rows[-1]["requests"])
-    c1 = cpu_s(procs[name].pid)
-    return rate, reqs / max(c1 - c0, 1.0 / TCK)
+    c1 = cpu_seconds(servers[name].pid)
+    return rate, reqs / max(c1 - c0, 1.0 / CLOCK_TICKS)
 
 rows = []
 try:
     for name, argv in SERVERS.items():
-        ports[name] = free_port()
-        procs[name] = subprocess.Popen(argv(ports[name]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(ports[name])
+        port = free_port()
+        servers[name] = Server(name, argv(port), port, ready=accepts, timeout=5)
     names = list(SERVERS)
     for rep in range(args.reps):
         for client in args.clients.split(","):
             for pipeline in map(int, args.pipelines.split(",")):
                 order = names[rep % len(names):] + names[:rep % len(names)]
                 for name in order:
-                    if procs[name].poll() is not None:
+                    if servers[name].proc.poll() is not None:
                         raise SystemExit(f"{name} exited")
                     rate, per_cpu = measure(name, client, pipeline)
                     rows.append(dict(rep=rep, client=client, pipeline=pipeline, server=name, rate=rate, per_cpu_s=per_cpu))
                     print(rep, client, pipeline, name, f"{rate:.0f}", f"{per_cpu:.0f}", flush=True)
 finally:
-    for p in procs.values():
-        p.terminate()
-    for p in procs.values():
-        p.wait()
+    for server in servers.values():
+        server.stop(timeout=None)
     shutil.rmtree(work)
 
 with open(out / "results.csv", "w", newline="") as f:
