@@ -216,8 +216,45 @@ std::string ClusterConfig::to_json() const {
   return j.dump();
 }
 
+namespace {
+// Numbers Cluster instances, so that a thread's cached configuration is never taken for that of
+// another instance built later at the same address (tests build several). relaxed: only
+// uniqueness matters.
+std::atomic<std::uint64_t> g_cluster_instances{0};
+
+// This thread's copy of the configuration route() read last, with the generation it was read
+// at. route() runs for every keyed command in cluster mode; a load of the atomic<shared_ptr>
+// there is two or three read-modify-writes (libstdc++'s lock bit, the control block's count) on
+// lines every worker writes (papers/execution-models-plan.md §5, row 8). Reading the generation
+// writes nothing.
+struct ConfigCache {
+  std::uint64_t instance = 0;  // Cluster::instance_ of the cached configuration; 0: none
+  std::uint64_t generation = 0;
+  std::shared_ptr<const ClusterConfig> config;
+};
+thread_local ConfigCache t_config_cache;
+}  // namespace
+
+const std::shared_ptr<const ClusterConfig>& Cluster::current_config() const {
+  ConfigCache& c = t_config_cache;
+  // acquire (generation()): set_config publishes the configuration before it bumps the count, so
+  // a configuration loaded after reading g is at least the one g was published with; the cached
+  // one is reused only while the count is still the one it was loaded at.
+  const std::uint64_t g = generation();
+  if (c.instance != instance_ || c.generation != g) {
+    c.config = config();
+    c.generation = g;
+    c.instance = instance_;
+  }
+  return c.config;
+}
+
 Cluster::Cluster(ClusterMode mode, std::string my_id, std::string announce_ip, int port)
-    : mode_(mode), my_id_(std::move(my_id)), announce_ip_(std::move(announce_ip)), port_(port) {
+    : mode_(mode),
+      my_id_(std::move(my_id)),
+      announce_ip_(std::move(announce_ip)),
+      port_(port),
+      instance_(g_cluster_instances.fetch_add(1, std::memory_order_relaxed) + 1) {
   if (mode_ == ClusterMode::kEmulated)
     config_.store(ClusterConfig::single({my_id_, announce_ip_, port_}), std::memory_order_release);
 }
@@ -258,7 +295,7 @@ Cluster::Route Cluster::route(std::span<const std::string_view> keys, bool askin
       return Route::kError;
     }
   *slot = static_cast<int>(first);
-  const auto cfg = config();
+  const std::shared_ptr<const ClusterConfig>& cfg = current_config();
   if (cfg == nullptr || cfg->owner[first] < 0) {
     *error = err::kSlotNotServed;
     return Route::kError;

@@ -144,6 +144,10 @@ class Cluster {
   int port_;
   std::atomic<std::shared_ptr<const ClusterConfig>> config_;
   std::atomic<std::uint64_t> generation_{0};
+  std::uint64_t instance_;  // unique per Cluster built (current_config()'s cache key)
+  // config() through this thread's cache, refreshed when generation() moves: what route() reads
+  // on every keyed command without writing a shared line. Valid until this thread's next call.
+  const std::shared_ptr<const ClusterConfig>& current_config() const;
   std::unique_ptr<Migrator> migrator_;  // destroyed (its thread joined) before the keyspace
   std::atomic<const Migrator*> migrator_seen_{nullptr};  // migrator_.get(), for other threads
 
