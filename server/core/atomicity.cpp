@@ -42,11 +42,15 @@ std::string_view Atomicity::name() const {
   return "?";
 }
 
+static_assert((Atomicity::kWorld - Atomicity::kStripes) * sizeof(std::uint32_t) >= 64 &&
+                  (Atomicity::kStripeSlots - Atomicity::kWorld) * sizeof(std::uint32_t) >= 64,
+              "the world stripe shares no cache line with a key stripe");
+
 Atomicity::Atomicity(Scheme scheme, unsigned workers)
     : scheme_(scheme),
       workers_(workers),
       slots_(new Slot[workers]),
-      stripes_(scheme != Scheme::kGlobal ? new Stripe[kStripes + 1] : nullptr) {
+      stripes_(scheme != Scheme::kGlobal ? new Stripe[kStripeSlots] : nullptr) {
   for (unsigned i = 0; i < workers; ++i) slots_[i].index = i;
 }
 

@@ -164,7 +164,11 @@ class Atomicity {
   std::uint64_t slow_commands() const;
 
   static constexpr std::uint32_t kStripes = 4096;
-  static constexpr std::uint32_t kWorld = kStripes;  // the world stripe: last in the lock order
+  // The world stripe: last in the lock order. Every command under `stripes` loads it; it sits
+  // 16 entries (64 bytes) past the last key stripe with 15 unused entries after it, so that no
+  // key stripe's writes share its cache line, whatever the array's alignment.
+  static constexpr std::uint32_t kWorld = kStripes + 16;
+  static constexpr std::uint32_t kStripeSlots = kWorld + 16;  // entries allocated
   static std::uint32_t stripe_of(std::string_view key);
 
  private:
@@ -195,6 +199,7 @@ class Atomicity {
   struct Stripe {
     std::atomic<std::uint32_t> state{0};
   };
+  static_assert(sizeof(Stripe) == sizeof(std::uint32_t), "kWorld's padding counts 4-byte entries");
 
   // At a command boundary: acknowledges every announced escalation; true when one is active.
   bool boundary(Slot& me) {
