@@ -41,8 +41,10 @@
 // 3. capacity() is fixed at construction; a string is growable (capacity() may exceed size_) only
 //    when built by make_growable(); every other Object has capacity() == size_ at all times.
 // 4. A mapped string (mapped()) was written only below its length: bytes [size_, capacity())
-//    are still the zero pages mmap gave, since size_ only grows (no operation shortens a string
-//    in place).
+//    are still zero (mmap's pages, or pages populated but never written), since size_ only grows
+//    (no operation shortens a string in place).
+// 5. A mapped string's first committed(size_, mapping length) bytes are populated (committed by
+//    pool::populate) and counted in pool::large_bytes(); the rest of its reservation is not.
 #pragma once
 
 #include <atomic>
@@ -132,9 +134,9 @@ class Object {
   // Whether the Object starts a mapping of its own (make_mapped()).
   bool mapped() const { return (cap_shift_ & kMappedBit) != 0; }
   // The memory the string holds, as used_memory counts it: its allocation or, when mapped, the
-  // pages its bytes reach (the rest of the reservation is not committed).
+  // pages committed ahead of its bytes (invariant 5; the rest of the reservation is untouched).
   std::size_t footprint() const {
-    return mapped() ? mapped_bytes(size()) : sizeof(Object) + capacity();
+    return mapped() ? committed(size(), decode_capacity(cap_code())) : sizeof(Object) + capacity();
   }
   // Whether this thread may append add in place now. REQUIRES (for a true answer to be acted on):
   // the caller holds the backend's write lock of the one key whose stored Value references this
@@ -155,11 +157,18 @@ class Object {
     // acquire orders this load after the previous writer's store.
     const std::uint32_t n = size_.load(std::memory_order_relaxed);
     const bool map = mapped();
+    const auto m = static_cast<std::uint32_t>(n + zeros + add.size());
+    if (map) {
+      // Commit the pages ahead before writing (invariant 5); populated pages are still zero.
+      const std::size_t total = decode_capacity(cap_code());
+      const std::size_t from = committed(n, total), to = committed(m, total);
+      if (to != from) {
+        pool::populate(reinterpret_cast<char*>(this) + from, to - from);
+        pool::count_mapped(to - from);
+      }
+    }
     if (zeros != 0 && !map) std::memset(bytes() + n, 0, zeros);  // mapped: zero (invariant 4)
     if (!add.empty()) std::memcpy(bytes() + n + zeros, add.data(), add.size());
-    const auto m = static_cast<std::uint32_t>(n + zeros + add.size());
-    if (map && mapped_bytes(m) != mapped_bytes(n))
-      pool::count_mapped(mapped_bytes(m) - mapped_bytes(n));
     // release: the bytes written above happen before any reader's acquire load of m (invariant 2).
     size_.store(m, std::memory_order_release);
     return m;
@@ -186,7 +195,7 @@ class Object {
       }
       const std::size_t bytes = sizeof(Object) + capacity();
       if (mapped()) {
-        const std::size_t used = mapped_bytes(size());
+        const std::size_t used = committed(size(), bytes);
         this->~Object();
         pool::unmap_block(this, bytes, used);
         return;
@@ -213,6 +222,11 @@ class Object {
   static constexpr std::size_t kMapAhead = 16;
   static constexpr std::size_t kMapFirst = std::size_t{8} << 20;
   static constexpr std::size_t kPage = 4096;
+  // A mapped string's pages are committed ahead of its bytes in chunks of this size (invariant
+  // 5): one populate call per chunk instead of one page fault per page. Where faults are dear
+  // (a VM: experiments/commands/README.md, "APPEND by value size") a fault costs far more than
+  // its share of a bulk populate; the chunk bounds the memory committed ahead to two chunks.
+  static constexpr std::size_t kCommitChunk = 32 * 1024;
   // cap_shift_'s top bit marks a mapped Object; the shift itself stays below 64.
   static constexpr std::uint8_t kMappedBit = 0x80;
   // The allocation's size (header included) as mult << shift, mult < 2^16, rounded up: 24 bits in
@@ -236,10 +250,11 @@ class Object {
   CapCode cap_code() const {
     return {static_cast<std::uint8_t>(cap_shift_ & ~kMappedBit), cap_mult_};
   }
-  // The bytes of a mapped string of length n that count as used: the pages its header and bytes
-  // reach.
-  static std::size_t mapped_bytes(std::size_t n) {
-    return (sizeof(Object) + n + kPage - 1) / kPage * kPage;
+  // The prefix of a mapping of `total` bytes that holds a string of length n committed (invariant
+  // 5): up to the end of the kCommitChunk after the one its last byte is in.
+  static std::size_t committed(std::size_t n, std::size_t total) {
+    const std::size_t end = ((sizeof(Object) + n) / kCommitChunk + 2) * kCommitChunk;
+    return end < total ? end : total;
   }
   // make_growable()'s mapped form: a reservation of kMapAhead times the length (at most max_cap,
   // and never less than the length), or nullptr when the mapping budget is spent or mmap fails.
@@ -255,8 +270,10 @@ class Object {
     // larger shift rounds up to a multiple of 2^shift.
     const CapCode code = encode_capacity(total);
     total = decode_capacity(code);
-    void* p = pool::map_block(total, mapped_bytes(n));
+    const std::size_t used = committed(n, total);
+    void* p = pool::map_block(total, used);
     if (p == nullptr) return nullptr;
+    pool::populate(p, used);  // before the copy: invariant 5
     auto* o = new (p) Object(ObjectType::kString, n);
     o->cap_shift_ = static_cast<std::uint8_t>(code.shift | kMappedBit);
     o->cap_mult_ = code.mult;

@@ -44,6 +44,13 @@ void* map_block(std::size_t n, std::size_t counted) noexcept {
   return p;
 }
 
+void populate(void* p, std::size_t n) noexcept {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14's value; glibc 2.36's headers lack it
+#endif
+  if (n != 0) ::madvise(p, n, MADV_POPULATE_WRITE);  // failure: the pages fault in instead
+}
+
 void unmap_block(void* p, std::size_t n, std::size_t counted) noexcept {
   ::munmap(p, n);
   detail::count_large(-static_cast<std::int64_t>(counted));

@@ -7,10 +7,14 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "structures/common/pool.hpp"
 
@@ -27,9 +31,22 @@ namespace {
 constexpr std::size_t kLimit = std::size_t{512} << 20;  // proto-max-bulk-len's default
 constexpr std::size_t kPage = 4096;
 
-// What a mapped string of n bytes counts as used: the pages its 16-byte header and bytes reach.
-std::size_t pages_of(std::size_t n) {
-  return (sizeof(Object) + n + kPage - 1) / kPage * kPage;
+constexpr std::size_t kChunk = 32 * 1024;  // Object::kCommitChunk
+
+// What mapped string o counts as used at length n: its mapping's pages up to the end of the
+// 32 KiB chunk after the one its last byte is in (invariant 5), at most the whole mapping.
+std::size_t committed_of(const Object* o, std::size_t n) {
+  const std::size_t end = ((sizeof(Object) + n) / kChunk + 2) * kChunk;
+  return std::min(end, sizeof(Object) + o->capacity());
+}
+
+// How many of the len bytes at p (page-aligned) are resident, by mincore(2).
+std::size_t resident(const void* p, std::size_t len) {
+  std::vector<unsigned char> vec((len + kPage - 1) / kPage);
+  if (::mincore(const_cast<void*>(p), len, vec.data()) != 0) return 0;
+  std::size_t n = 0;
+  for (unsigned char v : vec) n += (v & 1) != 0 ? kPage : 0;
+  return n;
 }
 
 // large_bytes() with this thread's share folded in (it is otherwise up to 32 KiB stale).
@@ -76,13 +93,17 @@ TEST_SUITE("server") {
     m->release();
   }
 
-  TEST_CASE("appends to a mapped string keep every byte and count only the pages they reach") {
+  // The pages ahead of the bytes are committed by populate() (resident before any write reaches
+  // them) and counted, up to two chunks ahead; the rest of the reservation is neither.
+  TEST_CASE("appends to a mapped string keep every byte and commit two chunks ahead of them") {
     const std::size_t before = large_bytes(), blocks = pool::mapped_blocks();
     std::string model = filler(40000, 3);
     Object* o = Object::make_growable(model, {}, kLimit);
     REQUIRE(o->mapped());
     CHECK(pool::mapped_blocks() == blocks + 1);
-    CHECK(large_bytes() - before == pages_of(model.size()));
+    CHECK(large_bytes() - before == committed_of(o, model.size()));
+    CHECK(resident(o, committed_of(o, model.size())) == committed_of(o, model.size()));
+    CHECK(resident(o, 1 << 20) == committed_of(o, model.size()));
     Object* const first = o;
     std::mt19937 rng(4);
     for (int i = 0; i < 2000; ++i) {
@@ -90,11 +111,15 @@ TEST_SUITE("server") {
       o = append(o, add);
       model += add;
       REQUIRE(o->size() == model.size());
-      REQUIRE(large_bytes() - before == pages_of(model.size()));
+      REQUIRE(large_bytes() - before == committed_of(o, model.size()));
+      REQUIRE(committed_of(o, model.size()) - (sizeof(Object) + model.size()) >= kChunk);
+      REQUIRE(committed_of(o, model.size()) - (sizeof(Object) + model.size()) <= 2 * kChunk);
     }
+    // Resident: exactly what is committed (the zero pages past it were never touched).
+    CHECK(resident(o, 4 << 20) == committed_of(o, model.size()));
     CHECK(o == first);  // about 700 KB appended within the reservation: never copied
     CHECK(o->str() == model);
-    CHECK(o->footprint() == pages_of(model.size()));
+    CHECK(o->footprint() == committed_of(o, model.size()));
     o->release();
     CHECK(large_bytes() == before);
     CHECK(pool::mapped_blocks() == blocks);
@@ -122,7 +147,7 @@ TEST_SUITE("server") {
     CHECK(o != first);
     CHECK(o->mapped());
     CHECK(o->str() == model);
-    CHECK(large_bytes() - before == pages_of(model.size()));
+    CHECK(large_bytes() - before == committed_of(o, model.size()));
     o->release();
     CHECK(large_bytes() == before);
   }
