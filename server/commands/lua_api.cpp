@@ -307,11 +307,19 @@ int l_sha1hex(lua_State* L) {
   return 1;
 }
 
+// Argument idx as C's cast to int truncates it (what Redis reads), or `otherwise` when the
+// truncated value is not in [lo, hi]: a cast of inf, NaN or 1e300 to int is undefined behaviour,
+// so the range is checked on the double first.
+int truncated_in(lua_State* L, int idx, int lo, int hi, int otherwise) {
+  const lua_Number d = lua_tonumber(L, idx);
+  return d > lo - 1 && d < hi + 1 ? static_cast<int>(d) : otherwise;
+}
+
 int l_log(lua_State* L) {
   const int argc = lua_gettop(L);
   if (argc < 2) return raise_plain(L, "redis.log() requires two arguments or more.");
   if (!lua_isnumber(L, 1)) return raise_plain(L, "First argument must be a number (log level).");
-  const int level = static_cast<int>(lua_tonumber(L, 1));
+  const int level = truncated_in(L, 1, 0, 3, -1);
   if (level < 0 || level > 3) return raise_plain(L, "Invalid debug level.");
   std::string msg;
   for (int i = 2; i <= argc; ++i) {
@@ -328,7 +336,7 @@ int l_log(lua_State* L) {
 
 int l_setresp(lua_State* L) {
   if (lua_gettop(L) != 1) return raise_plain(L, "redis.setresp() requires one argument.");
-  const int v = static_cast<int>(lua_tonumber(L, 1));
+  const int v = truncated_in(L, 1, 2, 3, 0);
   if (v != 2 && v != 3) return raise_plain(L, "RESP version must be 2 or 3.");
   this_engine().resp = v;
   return 0;
@@ -336,7 +344,7 @@ int l_setresp(lua_State* L) {
 
 int l_set_repl(lua_State* L) {
   if (lua_gettop(L) != 1) return raise_plain(L, "redis.set_repl() requires one argument.");
-  const int v = static_cast<int>(lua_tonumber(L, 1));
+  const int v = truncated_in(L, 1, 0, 3, -1);
   if (v < 0 || v > 3)
     return raise_plain(
         L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");

@@ -165,7 +165,9 @@ void run(CommandContext& ctx, Engine& e, int nargs, int kind, std::string_view n
     std::string where = source != nullptr ? source : "?";
     lua_pop(L, 1);
     raw_field(L, -1, "line");
-    const long line = static_cast<long>(lua_tonumber(L, -1));
+    // The script may set any number here: cast only one a long holds (else undefined behaviour).
+    const lua_Number line_d = lua_tonumber(L, -1);
+    const long line = line_d > -1e15 && line_d < 1e15 ? static_cast<long>(line_d) : 0;
     lua_pop(L, 1);
     raw_field(L, -1, kCountedField);
     const bool counted = lua_toboolean(L, -1);

@@ -524,6 +524,29 @@ TEST_SUITE("server") {
     CHECK(c.cmd({"FCALL", "fn_21999_with_a_longer_name_to_weigh_more", "0"}).integer == 21999);
   }
 
+  // A number no int holds (inf, NaN, 1e300) given where the API reads an int: refused with the
+  // range's error, as redis-server (whose cast happens to give INT_MIN on x86), and never cast
+  // (undefined behaviour: under UBSan the server would stop). In range, C's truncation is kept.
+  TEST_CASE("redis.setresp, set_repl and log refuse numbers no int holds") {
+    kvtest::ServerProcess s({"--threads", "1"});
+    Client c(s.port());
+    const std::string repl = "Invalid replication flags.", resp = "RESP version must be 2 or 3.",
+                      level = "Invalid debug level.";
+    for (const char* n : {"12e345", "-1e400", "0/0", "1e300", "-2147483649"}) {
+      CAPTURE(n);
+      CHECK(eval(c, "redis.set_repl(" + std::string(n) + ")").str.find(repl) != std::string::npos);
+      CHECK(eval(c, "redis.setresp(" + std::string(n) + ")").str.find(resp) != std::string::npos);
+      CHECK(eval(c, "redis.log(" + std::string(n) + ", 'x')").str.find(level) !=
+            std::string::npos);
+    }
+    CHECK(eval(c, "redis.set_repl(2.5) return 1").integer == 1);
+    CHECK(eval(c, "redis.setresp(3.9) return 1").integer == 1);
+    CHECK(eval(c, "redis.log(-0.5, 'truncated to 0: debug') return 1").integer == 1);
+    CHECK(eval(c, "error({err='ERR x', line=1e300})").str.find("ERR x") != std::string::npos);
+    CHECK(c.cmd({"PING"}).is_status("PONG"));
+    CHECK(s.stop() == 0);
+  }
+
   TEST_CASE("scripts that would crash or freeze Lua 5.1 answer an error instead") {
     kvtest::ServerProcess s({"--threads", "1"});
     Client c(s.port(), 60000);

@@ -1,0 +1,2 @@
+                    redis.set_repl(12e345);
+                

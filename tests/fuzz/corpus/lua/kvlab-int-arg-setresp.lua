@@ -1,0 +1,1 @@
+redis.setresp(1e400)
