@@ -20,11 +20,12 @@
 //   once (acquire) and reads that many bytes, a consistent prefix of the value.
 // - Long strings grow where they are. From kMapMin bytes on, APPEND's successor is the start of
 //   a mapping of its own (pool::map_block) that reserves kMapAhead times its length of address
-//   space, and at least kMapFirst; pages are committed only as appends reach them. Copying into a fresh block at every
-//   doubling touched about four bytes of new memory per byte appended, and a new page's first
-//   touch is what a growing value costs most (experiments/commands/README.md, "APPEND by value
-//   size"); in place, a page is touched once, and a copy happens only when the reservation is
-//   full (every kMapAhead-fold growth). Readers are unaffected: the Object never moves.
+//   space, and at least kMapFirst; pages are committed a chunk ahead of the bytes (invariant 5).
+//   Copying into a fresh block at every doubling touched about four bytes of new memory per
+//   byte appended, and a new page's first touch is what a growing value costs most
+//   (experiments/commands/README.md, "APPEND by value size"); in place, a page is committed
+//   once, and a copy happens only when the reservation is full (every kMapAhead-fold growth).
+//   Readers are unaffected: the Object never moves.
 // - Container types. `ObjectType` tags the payload; lists, sets, hashes, sorted sets and streams
 //   are Objects whose payload is a container carrying its own synchronization
 //   (server/data/container.hpp): the handle is still immutable, the container behind it is mutated under
@@ -77,8 +78,7 @@ class Object {
   static Object* make_string(std::string_view a, std::string_view b = {}) {
     auto* o = new (pool::allocate(sizeof(Object) + a.size() + b.size()))
         Object(ObjectType::kString, a.size() + b.size());
-    if (!a.empty()) std::memcpy(o->bytes(), a.data(), a.size());
-    if (!b.empty()) std::memcpy(o->bytes() + a.size(), b.data(), b.size());
+    o->fill(a, b);
     return o;
   }
   // A zero-filled string object of size n (SETRANGE fills it before publishing). Large ones come
@@ -215,9 +215,9 @@ class Object {
   static constexpr std::size_t kGrowLinear = 1024 * 1024;
   static constexpr std::size_t kMinGrowable = 16;
   // Growable strings of at least kMapMin bytes are mapped, with room for kMapAhead times their
-  // length and at least kMapFirst bytes (both capped by the caller's string limit). 32 KiB: eight pages, where a block's first
-  // touch outweighs the mmap/munmap pair; 16-fold: a copy per four doublings, at a cost of
-  // address space only (at most pool::kMaxMappedBytes in all).
+  // length and at least kMapFirst bytes (both capped by the caller's string limit). 32 KiB:
+  // eight pages, where a block's first touch outweighs the mmap/munmap pair; 16-fold: a copy
+  // per four doublings, at a cost of address space only (at most pool::kMaxMappedBytes in all).
   static constexpr std::size_t kMapMin = 32 * 1024;
   static constexpr std::size_t kMapAhead = 16;
   static constexpr std::size_t kMapFirst = std::size_t{8} << 20;
